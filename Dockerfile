@@ -1,0 +1,32 @@
+# syntax=docker/dockerfile:1
+# Build stage: compile TypeScript with the dev dependencies.
+FROM node:22-slim AS build
+WORKDIR /app
+RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+RUN npm ci
+COPY tsconfig.json tsconfig.build.json ./
+COPY src ./src
+RUN npm run build && npm ci --omit=dev
+
+# Runtime stage: production dependencies and the compiled code only, as a non-root user.
+FROM node:22-slim
+ENV NODE_ENV=production \
+    MAILSTEAD_DATA_DIR=/data \
+    MAILSTEAD_HTTP_PORT=8080 \
+    MAILSTEAD_SMTP_PORT=2525
+WORKDIR /app
+COPY --from=build /app/node_modules ./node_modules
+COPY --from=build /app/dist ./dist
+COPY package.json ./
+COPY config ./config
+COPY bin ./bin
+RUN mkdir -p /data && chown node:node /data
+USER node
+VOLUME ["/data"]
+# 8080: REST API. 2525: SMTP, published as 25 on the host (docker run -p 25:2525).
+EXPOSE 8080 2525
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD node -e "fetch('http://127.0.0.1:'+(process.env.MAILSTEAD_HTTP_PORT||8080)+'/api/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
+STOPSIGNAL SIGTERM
+CMD ["node", "dist/src/main.js"]

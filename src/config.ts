@@ -1,0 +1,137 @@
+import { readFileSync, existsSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { hostname as osHostname } from 'node:os';
+import { fileURLToPath } from 'node:url';
+import { Ajv } from 'ajv';
+
+/** A token bucket setting: `rate` tokens per second, up to `burst`; null when limiting is off. */
+export type RateLimit = { rate: number; burst: number } | null;
+
+/** The typed, validated and frozen configuration of one Mailstead process. */
+export interface Config {
+  dataDir: string;
+  httpHost: string;
+  httpPort: number;
+  smtpHost: string;
+  smtpPort: number;
+  hostname: string;
+  mxHosts: [string, string];
+  publicUrl: string;
+  dnsServers: string[];
+  cooldownSeconds: number;
+  webhookAllowPrivate: boolean;
+  tlsCert: string | null;
+  tlsKey: string | null;
+  rateLimit: RateLimit;
+  inboundRateLimit: RateLimit;
+  logLevel: string;
+}
+
+/** Thrown for a configuration value that cannot be used; the message names the variable. */
+export class ConfigError extends Error {}
+
+const VARS = [
+  'MAILSTEAD_DATA_DIR', 'MAILSTEAD_HTTP_HOST', 'MAILSTEAD_HTTP_PORT', 'MAILSTEAD_SMTP_HOST',
+  'MAILSTEAD_SMTP_PORT', 'MAILSTEAD_HOSTNAME', 'MAILSTEAD_MX_HOSTS', 'MAILSTEAD_PUBLIC_URL',
+  'MAILSTEAD_DNS_SERVERS', 'MAILSTEAD_COOLDOWN_SECONDS', 'MAILSTEAD_WEBHOOK_ALLOW_PRIVATE',
+  'MAILSTEAD_TLS_CERT', 'MAILSTEAD_TLS_KEY', 'MAILSTEAD_RATE_LIMIT', 'MAILSTEAD_INBOUND_RATE_LIMIT',
+  'MAILSTEAD_LOG_LEVEL',
+] as const;
+type VarName = (typeof VARS)[number];
+
+const PORT = '^(0|[1-9][0-9]{0,4})$';
+const HOST_NAME = '^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$';
+const RATE = '^(0|[0-9]+(\\.[0-9]+)?/[0-9]+)$';
+const IP_PORT = '(\\d{1,3}(\\.\\d{1,3}){3}(:\\d{1,5})?|\\[[0-9A-Fa-f:.]+\\](:\\d{1,5})?|[0-9A-Fa-f:]+)';
+
+// The raw, string-valued settings are validated as data; parsing into types comes after.
+const rawSchema = {
+  type: 'object',
+  properties: {
+    MAILSTEAD_DATA_DIR: { type: 'string', minLength: 1 },
+    MAILSTEAD_HTTP_HOST: { type: 'string', minLength: 1 },
+    MAILSTEAD_HTTP_PORT: { type: 'string', pattern: PORT },
+    MAILSTEAD_SMTP_HOST: { type: 'string', minLength: 1 },
+    MAILSTEAD_SMTP_PORT: { type: 'string', pattern: PORT },
+    MAILSTEAD_HOSTNAME: { type: 'string', pattern: `^$|${HOST_NAME}` },
+    MAILSTEAD_MX_HOSTS: { type: 'string', pattern: `^$|^${HOST_NAME.slice(1, -1)},${HOST_NAME.slice(1, -1)}$` },
+    MAILSTEAD_PUBLIC_URL: { type: 'string', pattern: '^https?://[^\\s/]+(/[^\\s]*[^/\\s])?$' },
+    MAILSTEAD_DNS_SERVERS: { type: 'string', pattern: `^$|^${IP_PORT}(,${IP_PORT})*$` },
+    MAILSTEAD_COOLDOWN_SECONDS: { type: 'string', pattern: '^[0-9]{1,7}$' },
+    MAILSTEAD_WEBHOOK_ALLOW_PRIVATE: { type: 'string', enum: ['true', 'false', '1', '0', 'yes', 'no'] },
+    MAILSTEAD_TLS_CERT: { type: 'string' },
+    MAILSTEAD_TLS_KEY: { type: 'string' },
+    MAILSTEAD_RATE_LIMIT: { type: 'string', pattern: RATE },
+    MAILSTEAD_INBOUND_RATE_LIMIT: { type: 'string', pattern: RATE },
+    MAILSTEAD_LOG_LEVEL: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
+  },
+} as const;
+
+const validateRaw = new Ajv({ allErrors: false }).compile(rawSchema);
+
+/** The package root (where package.json is), whether running from src/ or dist/src/. */
+export function packageRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json'))) {
+    const up = dirname(dir);
+    if (up === dir) throw new Error('package.json not found above ' + import.meta.url);
+    dir = up;
+  }
+  return dir;
+}
+
+function readDefaults(): Record<VarName, string> {
+  const file = join(packageRoot(), 'config', 'default.json');
+  return JSON.parse(readFileSync(file, 'utf8')) as Record<VarName, string>;
+}
+
+function parseRate(v: string): RateLimit {
+  if (v === '0') return null;
+  const [rate, burst] = v.split('/').map(Number);
+  return rate > 0 && burst > 0 ? { rate, burst } : null;
+}
+
+function check(ok: boolean, name: VarName, value: string, why: string): void {
+  if (!ok) throw new ConfigError(`${name}=${JSON.stringify(value)} is invalid: ${why}`);
+}
+
+/** Builds the configuration from config/default.json overridden by MAILSTEAD_* variables of `env`. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Readonly<Config> {
+  const defaults = readDefaults();
+  const raw = {} as Record<VarName, string>;
+  for (const name of VARS) raw[name] = env[name] ?? defaults[name] ?? '';
+  if (!validateRaw(raw)) {
+    const err = validateRaw.errors![0];
+    const name = err.instancePath.slice(1) as VarName;
+    throw new ConfigError(`${name}=${JSON.stringify(raw[name])} is invalid: ${err.message}`);
+  }
+  const httpPort = Number(raw.MAILSTEAD_HTTP_PORT);
+  const smtpPort = Number(raw.MAILSTEAD_SMTP_PORT);
+  check(httpPort <= 65535, 'MAILSTEAD_HTTP_PORT', raw.MAILSTEAD_HTTP_PORT, 'must be 0 to 65535');
+  check(smtpPort <= 65535, 'MAILSTEAD_SMTP_PORT', raw.MAILSTEAD_SMTP_PORT, 'must be 0 to 65535');
+  const host = (raw.MAILSTEAD_HOSTNAME || osHostname() || 'localhost').toLowerCase();
+  const mx = raw.MAILSTEAD_MX_HOSTS ? raw.MAILSTEAD_MX_HOSTS.toLowerCase().split(',') : [`mx1.${host}`, `mx2.${host}`];
+  const tlsCert = raw.MAILSTEAD_TLS_CERT || null;
+  const tlsKey = raw.MAILSTEAD_TLS_KEY || null;
+  check(!!tlsCert === !!tlsKey, tlsCert ? 'MAILSTEAD_TLS_KEY' : 'MAILSTEAD_TLS_CERT', '', 'MAILSTEAD_TLS_CERT and MAILSTEAD_TLS_KEY go together');
+  if (tlsCert) check(existsSync(tlsCert), 'MAILSTEAD_TLS_CERT', tlsCert, 'file not found');
+  if (tlsKey) check(existsSync(tlsKey), 'MAILSTEAD_TLS_KEY', tlsKey, 'file not found');
+  return Object.freeze({
+    dataDir: resolve(raw.MAILSTEAD_DATA_DIR),
+    httpHost: raw.MAILSTEAD_HTTP_HOST,
+    httpPort,
+    smtpHost: raw.MAILSTEAD_SMTP_HOST,
+    smtpPort,
+    hostname: host,
+    mxHosts: [mx[0], mx[1]] as [string, string],
+    publicUrl: raw.MAILSTEAD_PUBLIC_URL,
+    dnsServers: raw.MAILSTEAD_DNS_SERVERS ? raw.MAILSTEAD_DNS_SERVERS.split(',') : [],
+    cooldownSeconds: Number(raw.MAILSTEAD_COOLDOWN_SECONDS),
+    webhookAllowPrivate: ['true', '1', 'yes'].includes(raw.MAILSTEAD_WEBHOOK_ALLOW_PRIVATE),
+    tlsCert,
+    tlsKey,
+    rateLimit: parseRate(raw.MAILSTEAD_RATE_LIMIT),
+    inboundRateLimit: parseRate(raw.MAILSTEAD_INBOUND_RATE_LIMIT),
+    logLevel: raw.MAILSTEAD_LOG_LEVEL,
+  });
+}

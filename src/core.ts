@@ -1,0 +1,20 @@
+import type { Clock } from './clock.js';
+import type { Config } from './config.js';
+import type { Cron } from './cron.js';
+import type { Db } from './db/connection.js';
+import type { RouteRegistry } from './http/registry.js';
+import type { Logger } from './logger.js';
+import type { TaskQueue } from './tasks/queue.js';
+import type { TenantService } from './tenants/service.js';
+
+/** What every capability is built from: the shared infrastructure that app.ts creates once. */
+export interface Core {
+  config: Readonly<Config>;
+  clock: Clock;
+  logger: Logger;
+  db: Db;
+  queue: TaskQueue;
+  cron: Cron;
+  registry: RouteRegistry;
+  tenants: TenantService;
+}

@@ -1,0 +1,49 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import BetterSqlite3 from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect, type Transaction } from 'kysely';
+import type { Database } from './schema.js';
+import { migrations } from './migrations/index.js';
+
+/** The Kysely handle every store takes; a transaction is also one. */
+export type Db = Kysely<Database>;
+/** A Kysely transaction over the same schema. */
+export type Trx = Transaction<Database>;
+
+/** An open database: Kysely for queries, the raw handle for backups and pragmas. */
+export interface Database_ {
+  db: Db;
+  sqlite: BetterSqlite3.Database;
+  close(): Promise<void>;
+}
+
+/** The database file inside a data directory. */
+export const databaseFile = (dataDir: string) => join(dataDir, 'mailstead.db');
+
+/**
+ * Opens (creating if needed) the SQLite database of a data directory, with WAL so the CLI and the
+ * server can share it, synchronous=FULL so a commit survives a power cut, foreign keys on, and a
+ * busy timeout for the moments another process holds the write lock. Runs pending migrations.
+ */
+export async function openDatabase(dataDir: string): Promise<Database_> {
+  mkdirSync(dataDir, { recursive: true });
+  const sqlite = new BetterSqlite3(databaseFile(dataDir));
+  sqlite.pragma('busy_timeout = 10000');
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma('synchronous = FULL');
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('temp_store = MEMORY');
+  sqlite.pragma('cache_size = -65536');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const { error } = await migrator.migrateToLatest();
+  if (error) {
+    await db.destroy();
+    throw error;
+  }
+  return {
+    db,
+    sqlite,
+    close: () => db.destroy(),
+  };
+}

@@ -1,0 +1,7 @@
+import type { CoreTables } from './types.js';
+
+/**
+ * The whole database as Kysely sees it: the foundation's tables plus each capability's. A
+ * capability declares its tables in its own `tables.ts` and adds them to this intersection.
+ */
+export type Database = CoreTables;

@@ -1,0 +1,34 @@
+import type { Context, Next } from 'koa';
+import type { Logger } from '../logger.js';
+import { ApiError } from '../errors.js';
+
+/**
+ * Turns every failure into the error contract `{status:"error", reason}`: ApiError as it says,
+ * router errors (405, 501) with their status, anything else a 500 whose stack goes only to the log.
+ */
+export function errorMiddleware(logger: Logger) {
+  return async (ctx: Context, next: Next) => {
+    try {
+      await next();
+      if (ctx.status === 404 && ctx.body === undefined) throw new ApiError(404, 'Route not found');
+    } catch (err) {
+      const e = err as { status?: number; expose?: boolean; message?: string; headers?: Record<string, string> };
+      if (err instanceof ApiError) {
+        ctx.status = err.status;
+        ctx.set(err.headers);
+        ctx.body = { status: 'error', reason: err.reason };
+      } else if (typeof e.status === 'number' && e.status >= 400 && e.status < 500 && e.expose) {
+        ctx.status = e.status;
+        if (e.headers) ctx.set(e.headers);
+        ctx.body = { status: 'error', reason: e.status === 405 ? 'Method not allowed' : (e.message ?? 'Bad request') };
+      } else if (e.status === 501) {
+        ctx.status = 405;
+        ctx.body = { status: 'error', reason: 'Method not allowed' };
+      } else {
+        ctx.status = 500;
+        ctx.body = { status: 'error', reason: 'Internal server error' };
+        logger.error({ err, req_id: ctx.state.reqId }, 'unhandled error');
+      }
+    }
+  };
+}

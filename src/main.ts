@@ -1,0 +1,46 @@
+import { createApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+import { createLogger } from './logger.js';
+
+const SHUTDOWN_DEADLINE_MS = 9_500;
+
+/** Loads the configuration, starts the appliance and stops it gracefully on SIGTERM or SIGINT. */
+async function main(): Promise<void> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`mailstead: configuration error: ${err.message}\n`);
+      process.exit(78);
+    }
+    throw err;
+  }
+  const logger = createLogger(config.logLevel);
+  const app = await createApp({ config, logger });
+  const { httpPort, smtpPort } = await app.start();
+  logger.info({ http_port: httpPort, host: config.httpHost }, 'http listening');
+  logger.info({ smtp_port: smtpPort, host: config.smtpHost }, 'smtp listening');
+
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    setTimeout(() => {
+      logger.error('shutdown deadline passed, exiting');
+      process.exit(1);
+    }, SHUTDOWN_DEADLINE_MS).unref();
+    app.stop().then(
+      () => { logger.info('stopped'); process.exit(0); },
+      (err) => { logger.error({ err }, 'shutdown failed'); process.exit(1); },
+    );
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+main().catch((err) => {
+  process.stderr.write(`mailstead: ${err instanceof Error ? err.stack : String(err)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,135 @@
+import type { Db } from '../db/connection.js';
+import type { Clock } from '../clock.js';
+import type { Logger } from '../logger.js';
+import { ApiError } from '../errors.js';
+import { createTaskStore, toTask } from './store.js';
+import type { NewTask, Task, TaskHandler } from './types.js';
+
+const MAX_TIMER_MS = 60_000;
+
+/**
+ * The task queue and its in-process worker. Tasks are rows in SQLite, enqueued inside the caller's
+ * transaction; the worker wakes at once on enqueue, runs up to `concurrency` tasks at a time, and on
+ * start puts back tasks a crash left `running`.
+ */
+export function createTaskQueue({ db, clock, logger, concurrency = 4 }: { db: Db; clock: Clock; logger: Logger; concurrency?: number }) {
+  const store = createTaskStore();
+  const handlers = new Map<string, TaskHandler>();
+  const inflight = new Set<Promise<void>>();
+  let started = false;
+  let stopped = false;
+  let pumping = false;
+  let again = false;
+  let timer: NodeJS.Timeout | null = null;
+  let idleWaiters: Array<() => void> = [];
+
+  const kinds = () => [...handlers.keys()];
+
+  async function execute(row: Task): Promise<void> {
+    const handler = handlers.get(row.kind)!;
+    const log = logger.child({ task_id: row.id, kind: row.kind });
+    try {
+      const prepared = handler.prepare ? await handler.prepare(row) : undefined;
+      await db.transaction().execute(async (trx) => {
+        const outcome = await handler.run(trx, row, prepared);
+        await store.complete(trx, row.id, clock.now(), outcome.totalEmail ?? 0, JSON.stringify(outcome.results ?? []));
+      });
+      log.debug('task completed');
+    } catch (err) {
+      if (err instanceof ApiError) {
+        await store.fail(db, row.id, clock.now(), err.reason);
+        log.info({ reason: err.reason }, 'task failed');
+      } else if (row.attempts < (handler.attempts ?? 3) && !stopped) {
+        const delay = 1000 * 2 ** row.attempts;
+        await store.requeue(db, row.id, clock.now() + delay);
+        log.warn({ err, retry_in_ms: delay }, 'task error, will retry');
+      } else {
+        await store.fail(db, row.id, clock.now(), 'Task failed: internal error');
+        log.error({ err }, 'task failed after retries');
+      }
+    }
+  }
+
+  async function pump(): Promise<void> {
+    if (!started || stopped) return;
+    if (pumping) { again = true; return; }
+    pumping = true;
+    try {
+      do {
+        again = false;
+        while (!stopped && inflight.size < concurrency && handlers.size > 0) {
+          const row = await store.claimNext(db, clock.now(), kinds());
+          if (!row) break;
+          const p: Promise<void> = execute(toTask(row))
+            .catch((err) => logger.error({ err }, 'task bookkeeping failed'))
+            .finally(() => { inflight.delete(p); void pump(); });
+          inflight.add(p);
+        }
+      } while (again && !stopped);
+      await armTimer();
+    } catch (err) {
+      logger.error({ err }, 'task worker error');
+      if (!stopped) setTimeout(() => void pump(), 1000).unref();
+    } finally {
+      pumping = false;
+    }
+    if (inflight.size === 0) { for (const w of idleWaiters) w(); idleWaiters = []; }
+  }
+
+  // A timer for the earliest task that is not yet due, so delayed tasks need no polling.
+  async function armTimer(): Promise<void> {
+    if (timer) { clearTimeout(timer); timer = null; }
+    if (stopped || handlers.size === 0) return;
+    const next = await store.nextRunAfter(db, kinds());
+    if (next === null) return;
+    const wait = Math.min(Math.max(next - clock.now(), 0), MAX_TIMER_MS);
+    if (wait === 0 && inflight.size >= concurrency) return; // a finishing task pumps again
+    timer = setTimeout(() => { timer = null; void pump(); }, Math.max(wait, 5));
+    timer.unref();
+  }
+
+  return {
+    /** Registers the handlers of a capability. */
+    register(...list: TaskHandler[]) {
+      for (const h of list) handlers.set(h.kind, h);
+    },
+
+    /** Adds a task inside the caller's transaction; the worker picks it up once that commits. */
+    async enqueue(trx: Db, t: NewTask): Promise<number> {
+      const now = clock.now();
+      const id = await store.insert(trx, {
+        kind: t.kind, tenant_id: t.tenantId, key_id: t.keyId, domain: t.domain ?? '',
+        payload: JSON.stringify(t.payload ?? {}), run_after: t.runAfter ?? now, created_at: now,
+      });
+      // The single connection is held by the caller's transaction until it ends, so the claim
+      // that this wake-up triggers can only see the row after the commit.
+      setImmediate(() => void pump());
+      return id;
+    },
+
+    /** Reads a task by id, or undefined. */
+    get: (id: number) => store.byId(db, id).then((r) => (r ? toTask(r) : undefined)),
+
+    /** Recovers tasks left running by a crash and starts working. */
+    async start() {
+      const n = await store.recoverRunning(db);
+      if (n > 0) logger.info({ recovered: n }, 'tasks left running were queued again');
+      started = true;
+      void pump();
+    },
+
+    /** Looks for due work now (after the clock moved, in tests, or after a cron tick). */
+    wake: () => pump(),
+
+    /** Resolves once no task is running (tests and benchmarks). */
+    idle: () => (inflight.size === 0 && !pumping ? Promise.resolve() : new Promise<void>((r) => idleWaiters.push(r))),
+
+    /** Stops claiming and waits for the tasks under way to finish. */
+    async stop() {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      await Promise.allSettled([...inflight]);
+    },
+  };
+}
+export type TaskQueue = ReturnType<typeof createTaskQueue>;

@@ -1,0 +1,65 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/connection.js';
+import type { TasksTable } from '../db/types.js';
+import type { Task } from './types.js';
+
+type Row = Omit<TasksTable, 'id' | 'attempts'> & { id: number; attempts: number };
+
+/** A stored row as a Task. */
+export function toTask(row: Row): Task {
+  return {
+    id: row.id,
+    kind: row.kind,
+    tenantId: row.tenant_id,
+    keyId: row.key_id,
+    domain: row.domain,
+    status: row.status,
+    payload: JSON.parse(row.payload),
+    results: row.result === null ? null : JSON.parse(row.result),
+    totalEmail: row.total_email,
+    error: row.error,
+    attempts: row.attempts,
+    createdAt: row.created_at,
+    finishedAt: row.finished_at,
+  };
+}
+
+/** Every query of the task queue. */
+export function createTaskStore() {
+  return {
+    insert: (db: Db, t: { kind: string; tenant_id: number | null; key_id: number | null; domain: string; payload: string; run_after: number; created_at: number }) =>
+      db.insertInto('tasks').values({ ...t, status: 'queued', total_email: 0 }).returning('id').executeTakeFirstOrThrow().then((r) => r.id),
+
+    /** Atomically takes the next due task of a known kind and marks it running. */
+    claimNext: (db: Db, now: number, kinds: string[]) =>
+      db.updateTable('tasks')
+        .set({ status: 'running', started_at: now, attempts: sql`attempts + 1` })
+        .where('id', '=', (eb) => eb.selectFrom('tasks').select('id')
+          .where('status', '=', 'queued').where('run_after', '<=', now).where('kind', 'in', kinds)
+          .orderBy('run_after').orderBy('id').limit(1))
+        .returningAll().executeTakeFirst() as Promise<Row | undefined>,
+
+    complete: (db: Db, id: number, now: number, totalEmail: number, result: string) =>
+      db.updateTable('tasks').set({ status: 'completed', finished_at: now, total_email: totalEmail, result, error: null })
+        .where('id', '=', id).execute(),
+
+    fail: (db: Db, id: number, now: number, error: string) =>
+      db.updateTable('tasks').set({ status: 'failed', finished_at: now, error }).where('id', '=', id).execute(),
+
+    requeue: (db: Db, id: number, runAfter: number) =>
+      db.updateTable('tasks').set({ status: 'queued', run_after: runAfter }).where('id', '=', id).execute(),
+
+    /** Puts back every task a crash left running; returns how many. */
+    recoverRunning: (db: Db) =>
+      db.updateTable('tasks').set({ status: 'queued' }).where('status', '=', 'running').executeTakeFirst()
+        .then((r) => Number(r.numUpdatedRows)),
+
+    nextRunAfter: (db: Db, kinds: string[]) =>
+      db.selectFrom('tasks').select((eb) => eb.fn.min('run_after').as('t'))
+        .where('status', '=', 'queued').where('kind', 'in', kinds).executeTakeFirst().then((r) => (r?.t ?? null) as number | null),
+
+    byId: (db: Db, id: number) =>
+      db.selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirst() as Promise<Row | undefined>,
+  };
+}
+export type TaskStore = ReturnType<typeof createTaskStore>;

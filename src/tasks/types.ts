@@ -1,0 +1,48 @@
+import type { Trx } from '../db/connection.js';
+
+/** A task as handlers and polls see it: the row with its payload parsed. */
+export interface Task<P = any> {
+  id: number;
+  kind: string;
+  tenantId: number | null;
+  keyId: number | null;
+  domain: string;
+  status: 'queued' | 'running' | 'completed' | 'failed';
+  payload: P;
+  results: unknown;
+  totalEmail: number;
+  error: string | null;
+  attempts: number;
+  createdAt: number;
+  finishedAt: number | null;
+}
+
+/** What a handler returns: stored on the task and shown by its poll. */
+export interface TaskOutcome {
+  totalEmail?: number;
+  results: unknown;
+}
+
+/**
+ * A task kind, declared as data and registered by its capability. `prepare` does slow work that
+ * needs no database (key generation, network) and may overlap with other tasks; `run` makes the
+ * state change inside one transaction that also records the outcome, so a crash leaves either
+ * nothing or everything. Both must be idempotent: a task left `running` by a crash runs again.
+ * A thrown ApiError fails the task with its reason; any other error is retried up to `attempts`.
+ */
+export interface TaskHandler<P = any, R = unknown> {
+  kind: string;
+  attempts?: number;
+  prepare?(task: Task<P>): Promise<R>;
+  run(trx: Trx, task: Task<P>, prepared: R): Promise<TaskOutcome>;
+}
+
+/** What `enqueue` needs. */
+export interface NewTask {
+  kind: string;
+  tenantId: number | null;
+  keyId: number | null;
+  domain?: string;
+  payload?: unknown;
+  runAfter?: number;
+}
