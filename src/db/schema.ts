@@ -1,7 +1,8 @@
-import type { CoreTables } from './types.js';
+import type { CoreTables, RecipientTables } from './types.js';
 
 /**
  * The whole database as Kysely sees it: the foundation's tables plus each capability's. A
- * capability declares its tables in its own `tables.ts` and adds them to this intersection.
+ * capability declares its own tables in `src/<capability>/tables.ts` and adds them to this
+ * intersection.
  */
-export type Database = CoreTables;
+export type Database = CoreTables & RecipientTables;

@@ -84,3 +84,48 @@ export interface CoreTables {
   dns_records: DnsRecordsTable;
   cooldowns: CooldownsTable;
 }
+
+export interface MailboxesTable {
+  id: Generated<number>;
+  tenant_id: number;
+  domain_id: number;
+  address: string;
+  display_name: Generated<string>;
+  password_hash: string;
+  quota_mb: Generated<number>;
+  used_bytes: Generated<number>;
+  status: Generated<string>;
+  created_at: Ms;
+}
+
+export interface AliasesTable {
+  id: Generated<number>;
+  tenant_id: number;
+  domain_id: number;
+  /** The alias address, or `@<domain>` for the catch-all. */
+  address: string;
+  /** JSON array of destination addresses. */
+  goto: string;
+  active: Generated<number>;
+  is_catch_all: Generated<number>;
+  sender_allowed: Generated<number>;
+  status: Generated<string>;
+  created_at: Ms;
+  updated_at: Ms;
+}
+
+export interface EventsTable {
+  id: Generated<number>;
+  tenant_id: number;
+  type: string;
+  email_id: number;
+  mailbox_id: number;
+  created_at: Ms;
+}
+
+/** Mailboxes, aliases and the event log (shared by mailboxes, aliases, ingest and webhooks). */
+export interface RecipientTables {
+  mailboxes: MailboxesTable;
+  aliases: AliasesTable;
+  events: EventsTable;
+}
