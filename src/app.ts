@@ -34,7 +34,14 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const registry = createRouteRegistry({ tenants, config, clock });
   const core: Core = { config, clock, logger, db, queue, cron, registry, tenants };
 
+  // Capabilities, in dependency order; each install returns what later ones build on.
   const domains = installDomains(core);
+  // mailboxes: installMailboxes(core, { domains })            -> mailboxes
+  // aliases:   installAliases(core, { mailboxes })            -> aliases.resolve (RecipientResolver)
+  // webhooks:  installWebhooks(core)                          -> webhooks.events (EventRecorder)
+  // emails:    installEmails(core, { resolve, events, ... })  -> emails.ingest (Ingest)
+  // smtp:      installSmtp(core, { resolve, ingest })         -> replaces the closed-door listener below
+  // dns:       installDns(core, { domains })
 
   const http = createHttpApp({ registry, logger, publicUrl: config.publicUrl });
   const smtp = createSmtpListener({ config, logger });

@@ -51,3 +51,38 @@ export type Resolution =
 
 /** Resolves one normalised address. Implemented by the aliases capability. */
 export type RecipientResolver = (address: string) => Promise<Resolution>;
+
+/** A message as received over SMTP, before parsing: raw bytes plus the envelope. */
+export interface RawDelivery {
+  /**
+   * The message exactly as received, with our Received: header prepended. Small messages come as
+   * a buffer; large ones were spilled to a file under `<dataDir>/tmp/` (not yet fsynced: ingest
+   * makes it durable and takes ownership of the file).
+   */
+  raw: { buffer: Buffer } | { path: string };
+  size: number;
+  /** MAIL FROM; null for the null sender `<>`. */
+  mailFrom: string | null;
+  /** The recipients accepted at RCPT TO, each with its resolution. */
+  recipients: Array<{ address: string; resolution: Extract<Resolution, { kind: 'deliver' }> }>;
+  remoteAddress: string;
+  heloName: string;
+  tls: boolean;
+  receivedAt: number;
+}
+
+/** Turns stored raw bytes into a normalised message (mailparser + mailauth); supplied by the SMTP capability. */
+export type RawParser = (raw: Buffer | { path: string }, delivery: Omit<RawDelivery, 'raw'>) => Promise<InboundMessage>;
+
+/** The one ingestion path, as the inbound paths use it. */
+export interface Ingest {
+  /**
+   * API path: validates recipients (422 unknown, 409 duplicate message_id for a mailbox, 422 over
+   * quota), commits durably, resolves. Storage per mailbox happens afterwards in the worker.
+   */
+  acceptMessage(tenantId: number, msg: InboundMessage): Promise<void>;
+  /** SMTP path: commits the raw bytes and envelope durably and resolves; parsing and storage follow in the worker. */
+  acceptRaw(delivery: RawDelivery): Promise<void>;
+  /** Registers the parser the worker uses for raw SMTP messages. */
+  setRawParser(parser: RawParser): void;
+}
