@@ -1,12 +1,13 @@
 #!/usr/bin/env node
-// The `mailstead` admin CLI: the compiled build when there is one, else the TypeScript source via tsx.
+// The `mailstead` admin CLI. In a checkout (src/ present) it runs the TypeScript source through tsx,
+// so it can never lag behind a stale build; in the Docker image only the compiled build exists.
 import { existsSync } from 'node:fs';
 
-const compiled = new URL('../dist/src/cli.js', import.meta.url);
-if (existsSync(compiled)) {
-  await import(compiled.href);
-} else {
+const source = new URL('../src/cli.ts', import.meta.url);
+if (existsSync(source)) {
   const { register } = await import('tsx/esm/api');
   register();
-  await import(new URL('../src/cli.ts', import.meta.url).href);
+  await import(source.href);
+} else {
+  await import(new URL('../dist/src/cli.js', import.meta.url).href);
 }

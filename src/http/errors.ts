@@ -10,7 +10,11 @@ export function errorMiddleware(logger: Logger) {
   return async (ctx: Context, next: Next) => {
     try {
       await next();
-      if (ctx.status === 404 && ctx.body === undefined) throw new ApiError(404, 'Route not found');
+      if (ctx.body === undefined || ctx.body === null) {
+        // The router answers 405/501 with only an Allow header; unmatched paths leave a bare 404.
+        if (ctx.status === 404) throw new ApiError(404, 'Route not found');
+        if (ctx.status === 405 || ctx.status === 501) throw new ApiError(405, 'Method not allowed');
+      }
     } catch (err) {
       const e = err as { status?: number; expose?: boolean; message?: string; headers?: Record<string, string> };
       if (err instanceof ApiError) {

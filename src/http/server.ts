@@ -25,6 +25,6 @@ export function createHttpApp({ registry, logger, publicUrl }: { registry: Route
   app.use(accessLog(logger));
   app.use(errorMiddleware(logger));
   app.use(registry.router.routes());
-  app.use(registry.router.allowedMethods({ throw: true }));
+  app.use(registry.router.allowedMethods());
   return app;
 }

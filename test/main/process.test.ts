@@ -1,0 +1,51 @@
+import test from 'ava';
+import { once } from 'node:events';
+import { connect } from 'node:net';
+import { tempDir } from '../helpers/app.js';
+import { runCli, startServerProcess } from '../helpers/process.js';
+
+test('the process prints its ports, serves health, and exits 0 on SIGTERM', async (t) => {
+  const dir = tempDir(t);
+  const server = await startServerProcess(dir);
+  t.teardown(() => { server.child.kill('SIGKILL'); });
+  t.true(server.httpPort > 0);
+  t.true(server.smtpPort > 0);
+  const health = await fetch(`http://127.0.0.1:${server.httpPort}/api/health`);
+  t.is(health.status, 200);
+  t.deepEqual(await health.json(), { status: 'success' });
+  // A request in flight when the signal arrives still gets its answer: send half of it, signal, send the rest.
+  await runCli(dir, ['tenant', 'create', 'sig', '--plan', 'active']);
+  const key = (await runCli(dir, ['key', 'create', '--tenant', 'sig', '--perms', 'read,write'])).stdout.trim();
+  const body = JSON.stringify({ Domain: 'sig.example' });
+  const socket = connect(server.httpPort, '127.0.0.1');
+  await once(socket, 'connect');
+  let answer = '';
+  socket.on('data', (d) => { answer += d; });
+  const ended = once(socket, 'end');
+  socket.write(`POST /api/v1/create/domain HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
+  await new Promise((r) => setTimeout(r, 200));
+  const started = Date.now();
+  server.child.kill('SIGTERM');
+  await new Promise((r) => setTimeout(r, 300));
+  socket.end(body.slice(5));
+  await ended;
+  t.regex(answer, /^HTTP\/1\.1 200 /);
+  t.regex(answer, /"task_id":\d+/);
+  t.is(await server.exited, 0);
+  t.true(Date.now() - started < 10_000);
+  await t.throwsAsync(fetch(`http://127.0.0.1:${server.httpPort}/api/health`));
+  t.regex(server.output(), /"msg":"stopped"/);
+  t.notRegex(server.output(), new RegExp(key), 'keys never reach the log');
+});
+
+test('SIGINT stops it gracefully too', async (t) => {
+  const server = await startServerProcess(tempDir(t));
+  t.teardown(() => { server.child.kill('SIGKILL'); });
+  server.child.kill('SIGINT');
+  t.is(await server.exited, 0);
+});
+
+test('a bad configuration value stops the process with a message naming the variable', async (t) => {
+  const err = await t.throwsAsync(startServerProcess(tempDir(t), { MAILSTEAD_HTTP_PORT: 'eighty' }));
+  t.regex(err!.message, /MAILSTEAD_HTTP_PORT/);
+});

@@ -1,0 +1,106 @@
+import test from 'ava';
+import { sql } from 'kysely';
+import { ApiError, unprocessable } from '../../src/errors.js';
+import { pollTask, taskEnvelope } from '../../src/tasks/poll.js';
+import { startTestApp } from '../helpers/app.js';
+
+const until = async (check: () => Promise<boolean>, ms = 10_000) => {
+  const deadline = Date.now() + ms;
+  while (!(await check())) {
+    if (Date.now() > deadline) throw new Error('condition not met in time');
+    await new Promise((r) => setTimeout(r, 10));
+  }
+};
+
+test('lifecycle: queued, then running, then completed, with the outcome stored', async (t) => {
+  const app = await startTestApp(t);
+  const { queue, db } = app.app;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => { release = r; });
+  queue.register({ kind: 'test.gated', prepare: () => gate, run: async () => ({ totalEmail: 3, results: { ok: true } }) });
+  const id = await db.transaction().execute((trx) => queue.enqueue(trx, { kind: 'test.gated', tenantId: null, keyId: null, domain: 'x.example' }));
+  await until(async () => (await queue.get(id))!.status === 'running');
+  t.deepEqual(taskEnvelope((await queue.get(id))!), { Task_id: id, task_id: String(id), status: 'running', total_email: 0, domain: 'x.example', results: [] });
+  release();
+  await until(async () => (await queue.get(id))!.status === 'completed');
+  const done = (await queue.get(id))!;
+  t.deepEqual(taskEnvelope(done), { Task_id: id, task_id: String(id), status: 'completed', total_email: 3, domain: 'x.example', results: { ok: true } });
+});
+
+test('a task enqueued in a transaction that rolls back never runs', async (t) => {
+  const app = await startTestApp(t);
+  const { queue, db } = app.app;
+  let ran = 0;
+  queue.register({ kind: 'test.count', run: async () => { ran++; return { results: [] }; } });
+  await t.throwsAsync(db.transaction().execute(async (trx) => {
+    await queue.enqueue(trx, { kind: 'test.count', tenantId: null, keyId: null });
+    throw new Error('request failed after enqueue');
+  }));
+  const kept = await db.transaction().execute((trx) => queue.enqueue(trx, { kind: 'test.count', tenantId: null, keyId: null }));
+  await until(async () => (await queue.get(kept))!.status === 'completed');
+  t.is(ran, 1);
+  const rows = await db.selectFrom('tasks').select('id').where('kind', '=', 'test.count').execute();
+  t.is(rows.length, 1);
+});
+
+test('the worker wakes at once on enqueue and runs tasks concurrently', async (t) => {
+  const app = await startTestApp(t);
+  const { queue, db } = app.app;
+  let active = 0;
+  let peak = 0;
+  queue.register({
+    kind: 'test.slow',
+    prepare: async () => { active++; peak = Math.max(peak, active); await new Promise((r) => setTimeout(r, 150)); active--; },
+    run: async () => ({ results: [] }),
+  });
+  const started = performance.now();
+  const ids = await db.transaction().execute(async (trx) => {
+    const out = [];
+    for (let i = 0; i < 4; i++) out.push(await queue.enqueue(trx, { kind: 'test.slow', tenantId: null, keyId: null }));
+    return out;
+  });
+  await until(async () => (await Promise.all(ids.map((id) => queue.get(id)))).every((x) => x!.status === 'completed'));
+  t.true(peak >= 2, `peak concurrency ${peak}`);
+  t.true(performance.now() - started < 4 * 150 + 2000);
+});
+
+test('an ApiError fails the task with its reason; the poll answers 422 with it', async (t) => {
+  const app = await startTestApp(t);
+  const { queue, db } = app.app;
+  queue.register({ kind: 'test.fail', run: async () => { throw unprocessable('Address already taken'); } });
+  const key = await app.app.tenants.authenticate(await app.keyFor());
+  const id = await db.transaction().execute((trx) => queue.enqueue(trx, { kind: 'test.fail', tenantId: key!.tenantId, keyId: key!.id }));
+  await until(async () => (await queue.get(id))!.status === 'failed');
+  const err = await t.throwsAsync(pollTask(queue, key!, id, ['test.fail']));
+  t.true(err instanceof ApiError);
+  t.is((err as ApiError).status, 422);
+  t.is((err as ApiError).reason, 'Address already taken');
+});
+
+test('an unexpected error is retried, then succeeds', async (t) => {
+  const app = await startTestApp(t);
+  const { queue, db } = app.app;
+  let calls = 0;
+  queue.register({ kind: 'test.flaky', attempts: 3, run: async () => { if (++calls === 1) throw new Error('transient'); return { results: { calls } }; } });
+  const id = await db.transaction().execute((trx) => queue.enqueue(trx, { kind: 'test.flaky', tenantId: null, keyId: null }));
+  await until(async () => (await queue.get(id))!.status === 'completed', 15_000);
+  t.deepEqual((await queue.get(id))!.results, { calls: 2 });
+});
+
+test('a restart finds a task a crash left running and finishes it', async (t) => {
+  const first = await startTestApp(t);
+  const key = await first.keyFor();
+  const r = await first.post('/v1/create/domain', key, { Domain: 'crash.example' });
+  await first.pollTask('/v1/get/domain', key, r.body.task_id);
+  // Put the database in the state a crash mid-task leaves: running, no outcome, no records yet.
+  await sql`UPDATE tasks SET status = 'running', result = NULL, finished_at = NULL WHERE id = ${r.body.task_id}`.execute(first.app.db);
+  await sql`DELETE FROM dns_records`.execute(first.app.db);
+  await first.stop();
+
+  const second = await startTestApp(t, { dataDir: first.dataDir });
+  const task = await second.pollTask('/v1/get/domain', key, r.body.task_id);
+  t.is(task.body.status, 'completed');
+  t.is(task.body.results.records.length, 6);
+  const rows = await second.app.db.selectFrom('dns_records').select('id').execute();
+  t.is(rows.length, 6, 'the rerun stored the records once');
+});
