@@ -4,6 +4,7 @@ import type { Cron } from './cron.js';
 import type { Db } from './db/connection.js';
 import type { RouteRegistry } from './http/registry.js';
 import type { Logger } from './logger.js';
+import type { Metrics } from './metrics.js';
 import type { TaskQueue } from './tasks/queue.js';
 import type { TenantService } from './tenants/service.js';
 
@@ -17,4 +18,5 @@ export interface Core {
   cron: Cron;
   registry: RouteRegistry;
   tenants: TenantService;
+  metrics: Metrics;
 }

@@ -1,12 +1,13 @@
 import Koa from 'koa';
 import type { Logger } from '../logger.js';
+import type { Metrics } from '../metrics.js';
 import { accessLog } from './access-log.js';
 import { errorMiddleware } from './errors.js';
 import { buildOpenApi } from './openapi.js';
 import type { RouteRegistry } from './registry.js';
 
-/** The Koa application: access log, error contract, every registered route, 405 and 404. */
-export function createHttpApp({ registry, logger, publicUrl }: { registry: RouteRegistry; logger: Logger; publicUrl: string }) {
+/** The Koa application: access log, error contract, /metrics, every registered route, 405 and 404. */
+export function createHttpApp({ registry, logger, publicUrl, metrics }: { registry: RouteRegistry; logger: Logger; publicUrl: string; metrics: Metrics }) {
   registry.add({
     method: 'get', path: '/health', summary: 'Liveness: the database is open and the listeners are up', permission: false,
     handler: (ctx) => { ctx.body = { status: 'success' }; },
@@ -22,8 +23,15 @@ export function createHttpApp({ registry, logger, publicUrl }: { registry: Route
   });
   const app = new Koa({ proxy: false });
   app.silent = true;
-  app.use(accessLog(logger));
+  app.use(accessLog(logger, metrics));
   app.use(errorMiddleware(logger));
+  // Prometheus text at /metrics, outside /api and without a key (bind to loopback or protect it in production).
+  app.use(async (ctx, next) => {
+    if (ctx.path !== '/metrics') return next();
+    if (ctx.method !== 'GET' && ctx.method !== 'HEAD') { ctx.set('Allow', 'GET, HEAD'); ctx.status = 405; return; }
+    ctx.type = metrics.registry.contentType;
+    ctx.body = await metrics.registry.metrics();
+  });
   app.use(registry.router.routes());
   app.use(registry.router.allowedMethods());
   return app;

@@ -54,3 +54,14 @@ test('health answers without a key and requests carry an id', async (t) => {
   const echoed = await app.request('GET', '/health', { headers: { 'x-request-id': 'trace-123' } });
   t.is(echoed.headers.get('x-request-id'), 'trace-123');
 });
+
+test('GET /metrics serves Prometheus text without a key, counting requests by route', async (t) => {
+  const app = await startTestApp(t);
+  await app.get('/health');
+  const res = await fetch(`http://127.0.0.1:${app.httpPort}/metrics`);
+  t.is(res.status, 200);
+  t.regex(res.headers.get('content-type') ?? '', /^text\/plain/);
+  const text = await res.text();
+  t.regex(text, /mailstead_http_requests_total\{method="GET",route="\/api\/health",status="200"\} 1/);
+  t.regex(text, /mailstead_process_cpu_user_seconds_total/);
+});
