@@ -1,0 +1,112 @@
+import { createSocket, type Socket } from 'node:dgram';
+import type { ExecutionContext } from 'ava';
+import dns2, { Packet } from 'dns2';
+
+// RFC 1035 4.1.1 (dns2 has them at run time as Packet.RCODE, but not in its types).
+const RCODE = { SERVFAIL: 2, NXDOMAIN: 3, REFUSED: 5 } as const;
+
+type Rr = { type: 'MX'; exchange: string; priority: number } | { type: 'TXT'; chunks: string[] };
+
+/** Splits a TXT value into character-strings of at most 255 bytes, as zone files do for long records. */
+export function chunk(value: string, size = 255): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < value.length; i += size) out.push(value.slice(i, i + size));
+  return out.length > 0 ? out : [''];
+}
+
+/**
+ * An authoritative DNS server for tests on 127.0.0.1 (UDP, and TCP on the same port for answers
+ * too long for 512-byte UDP), whose zone the test edits. `mode` makes every answer SERVFAIL or
+ * REFUSED. Closed after the test.
+ */
+export async function startZone(t: ExecutionContext) {
+  const names = new Map<string, Rr[]>();
+  let mode: 'answer' | 'servfail' | 'refused' = 'answer';
+  const queries: string[] = [];
+
+  function handle(request: any, send: (r: any) => Promise<unknown>) {
+    const response = Packet.createResponseFromRequest(request);
+    response.header.aa = 1;
+    const [q] = request.questions;
+    const name = String(q.name).toLowerCase().replace(/\.$/, '');
+    queries.push(`${q.type === Packet.TYPE.MX ? 'MX' : q.type === Packet.TYPE.TXT ? 'TXT' : q.type} ${name}`);
+    if (mode !== 'answer') {
+      response.header.rcode = mode === 'servfail' ? RCODE.SERVFAIL : RCODE.REFUSED;
+      void send(response);
+      return;
+    }
+    const rrs = names.get(name);
+    if (!rrs) response.header.rcode = RCODE.NXDOMAIN;
+    for (const rr of rrs ?? []) {
+      if (rr.type === 'MX' && q.type === Packet.TYPE.MX) {
+        response.answers.push({ name: q.name, type: Packet.TYPE.MX, class: Packet.CLASS.IN, ttl: 0, exchange: rr.exchange, priority: rr.priority } as any);
+      } else if (rr.type === 'TXT' && q.type === Packet.TYPE.TXT) {
+        response.answers.push({ name: q.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 0, data: rr.chunks } as any);
+      }
+    }
+    void send(response);
+  }
+
+  // UDP takes a free port; TCP must share its number, which is rarely taken: try a few times.
+  let udp = dns2.createUDPServer(handle as any);
+  let tcp = dns2.createTCPServer(handle as any);
+  let port = 0;
+  for (let attempt = 1; ; attempt++) {
+    await udp.listen(0, '127.0.0.1');
+    port = udp.address().port;
+    const bound = await new Promise<boolean>((resolve) => {
+      tcp.once('error', () => resolve(false));
+      tcp.listen(port, '127.0.0.1', () => resolve(true));
+    });
+    if (bound) break;
+    await new Promise<void>((r) => udp.close(() => r()));
+    if (attempt >= 10) throw new Error('no port free for both UDP and TCP');
+    udp = dns2.createUDPServer(handle as any);
+    tcp = dns2.createTCPServer(handle as any);
+  }
+  t.teardown(async () => {
+    await new Promise<void>((r) => udp.close(() => r()));
+    await new Promise<void>((r) => tcp.close(() => r()));
+  });
+
+  const add = (name: string, rr: Rr) => {
+    const key = name.toLowerCase();
+    names.set(key, [...(names.get(key) ?? []), rr]);
+  };
+
+  return {
+    port,
+    /** Every query seen, as `TYPE name`. */
+    queries,
+    /** Answer normally, or fail every query. */
+    setMode(m: typeof mode) { mode = m; },
+    /** Removes every record (names become NXDOMAIN). */
+    clear() { names.clear(); },
+    /** Removes the records of one name and type (the name stays, so other types answer NODATA). */
+    remove(name: string, type: 'MX' | 'TXT') {
+      const key = name.toLowerCase();
+      names.set(key, (names.get(key) ?? []).filter((r) => r.type !== type));
+    },
+    mx(name: string, exchange: string, priority: number) { add(name, { type: 'MX', exchange, priority }); },
+    /** Adds a TXT record; a string is split into 255-byte chunks, an array is served as given. */
+    txt(name: string, value: string | string[]) { add(name, { type: 'TXT', chunks: Array.isArray(value) ? value : chunk(value) }); },
+    /** Publishes a record set as the API lists it (MX priority as text, TXT values chunked). */
+    publish(records: Array<{ type: string; name: string; value: string; priority: string }>) {
+      for (const r of records) {
+        if (r.type === 'MX') add(r.name, { type: 'MX', exchange: r.value, priority: Number(r.priority) });
+        else add(r.name, { type: 'TXT', chunks: chunk(r.value) });
+      }
+    },
+  };
+}
+export type Zone = Awaited<ReturnType<typeof startZone>>;
+
+/** A UDP socket on 127.0.0.1 that reads queries and never answers (a resolver that times out). */
+export async function startBlackHole(t: ExecutionContext): Promise<{ port: number; received: () => number }> {
+  const socket: Socket = createSocket('udp4');
+  let count = 0;
+  socket.on('message', () => { count++; });
+  await new Promise<void>((resolve) => socket.bind(0, '127.0.0.1', () => resolve()));
+  t.teardown(() => new Promise<void>((r) => socket.close(() => r())));
+  return { port: socket.address().port, received: () => count };
+}
