@@ -5,14 +5,20 @@ import type { Config } from './config.js';
 import type { Core } from './core.js';
 import { createCron } from './cron.js';
 import { openDatabase } from './db/connection.js';
+import { installDns } from './dns/index.js';
 import { installDomains } from './domains/index.js';
+import { installMailboxes } from './mailboxes/index.js';
+import { installAliases } from './aliases/index.js';
+import { installEmails } from './emails/index.js';
 import { createRouteRegistry } from './http/registry.js';
 import { createHttpApp } from './http/server.js';
 import { createLogger, type Logger } from './logger.js';
-import { createSmtpListener } from './smtp/server.js';
+import { createMetrics } from './metrics.js';
+import { installSmtp } from './smtp/index.js';
 import { createTaskQueue } from './tasks/queue.js';
 import { createTenantService } from './tenants/service.js';
 import { createTenantStore } from './tenants/store.js';
+import { installWebhooks } from './webhooks/index.js';
 
 /** Options of createApp; tests pass a temporary data dir in `config` and may inject a clock. */
 export interface AppOptions {
@@ -32,29 +38,37 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const cron = createCron(logger);
   const tenants = createTenantService({ db, store: createTenantStore(), clock, cooldownSeconds: config.cooldownSeconds });
   const registry = createRouteRegistry({ tenants, config, clock });
-  const core: Core = { config, clock, logger, db, queue, cron, registry, tenants };
+  const metrics = createMetrics();
+  const core: Core = { config, clock, logger, db, queue, cron, registry, tenants, metrics };
 
   // Capabilities, in dependency order; each install returns what later ones build on.
   const domains = installDomains(core);
-  // mailboxes: installMailboxes(core, { domains })            -> mailboxes
-  // aliases:   installAliases(core, { mailboxes })            -> aliases.resolve (RecipientResolver)
-  // webhooks:  installWebhooks(core)                          -> webhooks.events (EventRecorder)
-  // emails:    installEmails(core, { resolve, events, ... })  -> emails.ingest (Ingest)
-  // smtp:      installSmtp(core, { resolve, ingest })         -> replaces the closed-door listener below
-  // dns:       installDns(core, { domains })
+  const mailboxes = installMailboxes(core, { domains });
+  const aliases = installAliases(core, { mailboxes });
+  const webhooks = installWebhooks(core);                    // -> webhooks.events (EventRecorder)
+  const emails = installEmails(core, { resolve: aliases.resolve, events: webhooks.events, mailboxes }); // -> emails.ingest (Ingest)
+  const smtp = installSmtp(core, { resolve: aliases.resolve, ingest: emails.ingest });
+  const dns = installDns(core, { domains });
 
-  const http = createHttpApp({ registry, logger, publicUrl: config.publicUrl });
-  const smtp = createSmtpListener({ config, logger });
+  const http = createHttpApp({ registry, logger, publicUrl: config.publicUrl, metrics });
   let server: Server | null = null;
 
   return {
     ...core,
     sqlite: database.sqlite,
     domains,
+    dns,
+    mailboxes,
+    aliases,
+    webhooks,
+    emails,
+    smtp,
 
     /** Starts the worker, the listeners and cron; resolves with the real ports. */
     async start(): Promise<{ httpPort: number; smtpPort: number }> {
       await queue.start();
+      await webhooks.start();
+      emails.start();
       server = await new Promise<Server>((resolve, reject) => {
         const s = http.listen(config.httpPort, config.httpHost, () => resolve(s));
         s.once('error', reject);
@@ -72,7 +86,8 @@ export async function createApp({ config, clock = systemClock, logger = createLo
       const httpClosed = server
         ? new Promise<void>((resolve) => { server!.close(() => resolve()); server!.closeIdleConnections(); })
         : Promise.resolve();
-      await Promise.all([httpClosed, smtp.close()]);
+      await Promise.all([httpClosed, smtp.close(), webhooks.stop()]);
+      await emails.stop();
       await queue.stop();
       await database.close();
     },

@@ -4,7 +4,7 @@ import { createLogger } from './logger.js';
 
 const SHUTDOWN_DEADLINE_MS = 9_500;
 
-/** Loads the configuration, starts the appliance and stops it gracefully on SIGTERM or SIGINT. */
+/** Loads the configuration, starts the appliance, stops it gracefully on SIGTERM or SIGINT and reloads TLS on SIGHUP. */
 async function main(): Promise<void> {
   let config;
   try {
@@ -38,6 +38,8 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  // SIGHUP: re-read the STARTTLS certificate (after a renewal) without dropping sessions.
+  process.on('SIGHUP', () => { app.smtp.reloadTls(); });
 }
 
 main().catch((err) => {

@@ -1,8 +1,12 @@
 import type { CoreTables, RecipientTables } from './types.js';
+import type { MailboxTables } from '../mailboxes/tables.js';
+import type { IngestTables } from '../ingest/tables.js';
+import type { EmailTables } from '../emails/tables.js';
+import type { WebhookTables } from '../webhooks/tables.js';
 
 /**
  * The whole database as Kysely sees it: the foundation's tables plus each capability's. A
  * capability declares its own tables in `src/<capability>/tables.ts` and adds them to this
  * intersection.
  */
-export type Database = CoreTables & RecipientTables;
+export type Database = CoreTables & RecipientTables & MailboxTables & IngestTables & EmailTables & WebhookTables;

@@ -11,13 +11,9 @@ import type { DomainStore } from './store.js';
 /** The default and largest mailbox-slot count of a hostname. */
 export const MAX_MAILBOX_SLOTS = 100;
 
-/** Counts mailboxes per domain id for a tenant; provided by the mailboxes capability. */
-export type MailboxCounter = (db: Db, tenantId: number) => Promise<Map<number, number>>;
-
 /** The rules of root domains and sub-domains. */
 export function createDomainService(deps: {
   db: Db; store: DomainStore; queue: TaskQueue; tenants: TenantService; clock: Clock;
-  mailboxCounts?: MailboxCounter;
 }) {
   const { db, store, queue, tenants, clock } = deps;
 
@@ -78,14 +74,13 @@ export function createDomainService(deps: {
     /** The tenant's domains keyed by hostname, as GET /v1/list/domain shows them. */
     async list(key: ApiKey) {
       const rows = await store.listForTenant(db, key.tenantId);
-      const counts = deps.mailboxCounts ? await deps.mailboxCounts(db, key.tenantId) : new Map<number, number>();
       const results: Record<string, { status: string; domain_type: string; domain_quota: string; mailbox_count: string; created_at: string }> = {};
       for (const r of rows) {
         results[r.hostname] = {
           status: r.status,
           domain_type: r.domain_type,
           domain_quota: `${r.quota_gb}GB`,
-          mailbox_count: String(counts.get(r.id) ?? 0),
+          mailbox_count: String(r.mailbox_count ?? 0),
           created_at: ddmmyyyy(r.created_at),
         };
       }

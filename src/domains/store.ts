@@ -19,6 +19,8 @@ export function createDomainStore() {
       db.insertInto('domains').values(d).returning('id').executeTakeFirstOrThrow().then((r) => r.id),
     listForTenant: (db: Db, tenantId: number) =>
       db.selectFrom('domains').select(['id', 'hostname', 'status', 'domain_type', 'quota_gb', 'created_at'])
+        .select((eb) => eb.selectFrom('mailboxes').select((e) => e.fn.countAll<number>().as('n'))
+          .whereRef('mailboxes.domain_id', '=', 'domains.id').as('mailbox_count'))
         .where('tenant_id', '=', tenantId).orderBy('hostname').execute(),
     records: (db: Db, domainId: number) =>
       db.selectFrom('dns_records').select(['type', 'name', 'value', 'priority', 'status'])

@@ -85,4 +85,10 @@ export interface Ingest {
   acceptRaw(delivery: RawDelivery): Promise<void>;
   /** Registers the parser the worker uses for raw SMTP messages. */
   setRawParser(parser: RawParser): void;
+  /**
+   * The mailboxes among `mailboxIds` whose quota (`quota_mb`, 0 = unlimited) has no room for
+   * `size` more bytes (default 1: already full). SMTP answers 452 4.2.2 at RCPT for these, or 552
+   * after DATA when the message's size is known.
+   */
+  overQuota(mailboxIds: number[], size?: number): Promise<number[]>;
 }

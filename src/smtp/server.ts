@@ -1,38 +1,205 @@
-import { SMTPServer } from 'smtp-server';
+import { mkdirSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { SMTPServer, type SMTPServerEnvelope, type SMTPServerSession } from 'smtp-server';
+import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import type { RawDelivery } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
+import { receiveMessage } from './data.js';
+import { createReverseResolver } from './dns.js';
+import { createConnectionLimits } from './limits.js';
+import type { Deliverable, RecipientCheck } from './recipients.js';
+import { TOO_MANY_CONNECTIONS } from './replies.js';
+import { readTlsFiles } from './tls.js';
+
+/** The limits of the ingress (DECISIONS.md section 7); tests and benchmarks may tighten them. */
+export interface SmtpLimits {
+  /** SIZE advertised and enforced (552 past it). */
+  maxSize: number;
+  maxRecipients: number;
+  /** Concurrent connections in all. */
+  maxClients: number;
+  /** Concurrent connections from one client address. */
+  maxPerAddress: number;
+  /** Idle time allowed while the client owes us a command or data. */
+  idleTimeoutMs: number;
+  /** Time allowed for one whole DATA phase. */
+  dataTimeoutMs: number;
+  /** Messages up to this size are kept in memory; larger ones are spooled to `<dataDir>/tmp`. */
+  memoryLimit: number;
+  /** How long a stop waits for messages in flight before it cuts the remaining sessions. */
+  closeGraceMs: number;
+}
+
+/** The defaults: 25 MB, 100 recipients, Postfix-like timeouts, shutdown inside the 10 s budget. */
+export const DEFAULT_LIMITS: SmtpLimits = {
+  maxSize: 25 * 1024 * 1024,
+  maxRecipients: 100,
+  maxClients: 500,
+  maxPerAddress: 20,
+  idleTimeoutMs: 120_000,
+  dataTimeoutMs: 600_000,
+  memoryLimit: 512 * 1024,
+  closeGraceMs: 8_000,
+};
+
+/** What the listener is built from. */
+export interface SmtpListenerDeps {
+  config: Readonly<Config>;
+  logger: Logger;
+  clock: Clock;
+  checkRecipient: RecipientCheck;
+  accept(delivery: RawDelivery): Promise<void>;
+  overQuota(mailboxIds: number[], size: number): Promise<number[]>;
+  limits?: Partial<SmtpLimits>;
+}
 
 /**
- * The SMTP listener. Until recipient resolution and ingestion are wired in, it is a closed door:
- * every recipient is refused with 550 5.7.1, so the box is never an open relay.
+ * The SMTP ingress listener (smtp-server): banner and EHLO name MAILSTEAD_HOSTNAME, SIZE,
+ * 8BITMIME, SMTPUTF8, PIPELINING, STARTTLS only with a configured certificate, no AUTH, RCPT
+ * checks through `checkRecipient`, DATA streamed into a spool and handed to `accept`.
  */
-export function createSmtpListener({ config, logger }: { config: Config; logger: Logger }) {
+export function createSmtpListener(deps: SmtpListenerDeps) {
+  const { config, logger, clock } = deps;
+  const limits: SmtpLimits = { ...DEFAULT_LIMITS, ...deps.limits };
+  const spoolDir = join(config.dataDir, 'tmp');
+  mkdirSync(spoolDir, { recursive: true });
+  const tlsFiles = readTlsFiles(config);
+  const perAddress = createConnectionLimits(limits.maxPerAddress);
+  // Where each accepted recipient of the current transaction goes; an envelope is replaced on RSET.
+  const resolutions = new WeakMap<SMTPServerEnvelope, Map<string, Deliverable>>();
+  let inFlight = 0;
+  let drained: (() => void) | null = null;
+  let closing: Promise<void> | null = null;
+
   const server = new SMTPServer({
     name: config.hostname,
-    banner: `${config.hostname} ESMTP Mailstead`,
+    banner: 'Mailstead',
+    heloResponse: '%s Hello %s',
+    size: limits.maxSize,
     authOptional: true,
-    disabledCommands: ['AUTH', 'STARTTLS'],
+    disabledCommands: tlsFiles ? ['AUTH'] : ['AUTH', 'STARTTLS'],
+    ...(tlsFiles ?? {}),
+    maxClients: limits.maxClients,
+    socketTimeout: limits.idleTimeoutMs,
+    closeTimeout: limits.closeGraceMs + 1_000,
+    resolver: createReverseResolver(config.dnsServers),
     logger: false,
-    onRcptTo(_address, _session, callback) {
-      const err = new Error('5.7.1 relaying denied') as Error & { responseCode: number };
-      err.responseCode = 550;
-      callback(err);
+
+    onConnect(session, callback) {
+      if (!perAddress.admit(session.id, session.remoteAddress)) {
+        logger.debug({ ip: session.remoteAddress }, 'smtp connection over the per-address limit');
+        return callback(TOO_MANY_CONNECTIONS());
+      }
+      callback();
     },
-    onData(stream, _session, callback) {
-      stream.resume();
-      stream.on('end', () => callback(new Error('No valid recipients')));
+
+    onClose(session) {
+      perAddress.release(session.id, session.remoteAddress);
+    },
+
+    onRcptTo(address, session, callback) {
+      const envelope = session.envelope;
+      const map = resolutions.get(envelope) ?? new Map<string, Deliverable>();
+      const key = address.address.toLowerCase();
+      const soFar = map.has(key) ? map.size - 1 : map.size;
+      const args = envelope.mailFrom ? envelope.mailFrom.args : false;
+      const declared = args && typeof args.SIZE === 'string' ? Number(args.SIZE) : 0;
+      deps.checkRecipient(address.address, soFar, declared).then(
+        (resolution) => {
+          map.set(key, resolution);
+          resolutions.set(envelope, map);
+          callback();
+        },
+        (err) => callback(err),
+      );
+    },
+
+    onData(stream, session, callback) {
+      inFlight++;
+      const timer = setTimeout(() => cut(session, '4.4.2 timeout receiving the message'), limits.dataTimeoutMs);
+      receiveMessage({
+        hostname: config.hostname,
+        clock,
+        logger,
+        spoolDir,
+        memoryLimit: limits.memoryLimit,
+        maxSize: limits.maxSize,
+        resolutionOf: (s, address) => resolutions.get(s.envelope)?.get(address.toLowerCase()),
+        accept: deps.accept,
+        overQuota: deps.overQuota,
+      }, stream, session, (err, message) => {
+        clearTimeout(timer);
+        inFlight--;
+        if (inFlight === 0 && drained) drained();
+        callback(err, message);
+      });
     },
   });
   server.on('error', (err) => logger.warn({ err }, 'smtp error'));
 
+  /** Sends 421 to the session's connection, which closes it (and aborts its DATA stream). */
+  function cut(session: SMTPServerSession, text: string) {
+    for (const connection of server.connections) {
+      if (connection.session === session) connection.send(421, text);
+    }
+  }
+
+  function waitForInFlight(ms: number): Promise<void> {
+    if (inFlight === 0) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      drained = () => { clearTimeout(timer); resolve(); };
+    });
+  }
+
   return {
-    /** Listens and resolves with the real port. */
+    /** Listens and resolves with the real port (MAILSTEAD_SMTP_PORT may be 0). */
     listen: () => new Promise<number>((resolve, reject) => {
       server.server.once('error', reject);
-      server.listen(config.smtpPort, config.smtpHost, () => resolve((server.server.address() as AddressInfo).port));
+      server.listen(config.smtpPort, config.smtpHost, () => {
+        server.server.off('error', reject);
+        resolve((server.server.address() as AddressInfo).port);
+      });
     }),
-    /** Stops accepting and lets open sessions finish. */
-    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+
+    /**
+     * Stops accepting connections; sessions get 421 on their next command. Messages already in
+     * DATA are received and committed (up to closeGraceMs), then remaining sessions are closed.
+     */
+    close(): Promise<void> {
+      closing ??= (async () => {
+        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        await waitForInFlight(limits.closeGraceMs);
+        for (const connection of [...server.connections]) connection.send(421, '4.3.2 service shutting down');
+        await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
+      })();
+      return closing;
+    },
+
+    /**
+     * Re-reads MAILSTEAD_TLS_CERT / MAILSTEAD_TLS_KEY (after a certificate renewal; main.ts calls
+     * this on SIGHUP). New STARTTLS sessions use the new pair; a broken pair is logged and the old
+     * one stays. Returns whether a new pair is in use.
+     */
+    reloadTls(): boolean {
+      if (!tlsFiles) return false;
+      try {
+        const files = readTlsFiles(config);
+        if (!files) return false;
+        server.updateSecureContext(files);
+        logger.info('smtp tls certificate reloaded');
+        return true;
+      } catch (err) {
+        logger.error({ err }, 'smtp tls reload failed; keeping the previous certificate');
+        return false;
+      }
+    },
+
+    /** Open sessions and messages in DATA now (metrics, tests). */
+    stats: () => ({ connections: server.connections.size, inFlight }),
   };
 }
+/** The running SMTP listener. */
+export type SmtpListener = ReturnType<typeof createSmtpListener>;

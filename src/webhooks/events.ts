@@ -1,5 +1,6 @@
 import type { Db } from '../db/connection.js';
 import type { Clock } from '../clock.js';
+import { createWebhookStore, type WebhookStore } from './store.js';
 
 /** The events webhooks deliver. */
 export const EVENT_TYPES = ['email.received', 'email.read', 'email.deleted'] as const;
@@ -13,21 +14,34 @@ export interface EmailEvent {
   mailboxId: number;
 }
 
+/** Deliveries that a record call queued, per webhook: the engine's hint that work is due. */
+export type QueuedHint = { webhookId: number; at: number };
+
 /**
  * Records email events durably. Callers record inside the transaction of the state change that
  * caused the event, so an event exists exactly when its change does; webhook fan-out hangs off
- * this same call and therefore the same transaction.
+ * this same call and therefore the same transaction: one delivery row per active webhook of the
+ * tenant subscribed to the event type, so no event is lost between "stored" and "announced".
  */
-export function createEventRecorder({ clock }: { clock: Clock }) {
+export function createEventRecorder({ clock, store = createWebhookStore(), onQueued }: {
+  clock: Clock;
+  store?: WebhookStore;
+  /** Told (after the current tick, so after the caller's statement) which webhooks got work. */
+  onQueued?: (hints: QueuedHint[]) => void;
+}) {
   return {
-    /** Records events in the caller's transaction; returns their ids. */
+    /** Records events and queues their webhook deliveries in the caller's transaction; returns the event ids. */
     async record(trx: Db, events: EmailEvent[]): Promise<number[]> {
       if (events.length === 0) return [];
       const now = clock.now();
-      const rows = await trx.insertInto('events')
-        .values(events.map((e) => ({ tenant_id: e.tenantId, type: e.type, email_id: e.emailId, mailbox_id: e.mailboxId, created_at: now })))
-        .returning('id').execute();
-      return rows.map((r) => r.id);
+      const ids = await store.insertEvents(trx, events, now);
+      const queued = await store.fanOut(trx, ids, now);
+      if (queued.length > 0 && onQueued) {
+        const hints = [...new Set(queued)].map((webhookId) => ({ webhookId, at: now }));
+        // The engine's claim waits for the connection this transaction holds, so it sees the rows once committed.
+        setImmediate(() => onQueued(hints));
+      }
+      return ids;
     },
   };
 }

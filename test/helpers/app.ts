@@ -88,7 +88,7 @@ export async function startTestApp(t: ExecutionContext, opts: { env?: Record<str
     },
 
     /** Polls a task endpoint until the task is no longer queued or running (or the poll errors). */
-    async pollTask(path: string, key: string, taskId: number, timeoutMs = 10_000): Promise<Reply> {
+    async pollTask(path: string, key: string, taskId: number, timeoutMs = 30_000): Promise<Reply> {
       const deadline = Date.now() + timeoutMs;
       for (;;) {
         const r = await client.get(`${path}?task_id=${taskId}`, key);

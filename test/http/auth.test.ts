@@ -10,7 +10,8 @@ test('a key works in either header; a missing, malformed, unknown or revoked key
   t.is(header.status, 200);
   t.deepEqual(header.body, { total_domain: 0, results: {}, status: 'success' });
 
-  for (const headers of [{}, { authorization: 'Bearer short' }, { authorization: `Basic ${key}` }, { 'x-api-key': 'A'.repeat(32) }, { authorization: `Bearer ${key}x` }]) {
+  const variants: Record<string, string>[] = [{}, { authorization: 'Bearer short' }, { authorization: `Basic ${key}` }, { 'x-api-key': 'A'.repeat(32) }, { authorization: `Bearer ${key}x` }];
+  for (const headers of variants) {
     const r = await app.request('GET', '/v1/list/domain', { headers });
     t.is(r.status, 401, JSON.stringify(headers));
     t.is(r.body.status, 'error');

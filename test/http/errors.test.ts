@@ -9,7 +9,7 @@ test('unknown routes are 404 and wrong methods 405, both in the error contract',
   t.deepEqual(missing.body, { status: 'error', reason: 'Route not found' });
   const outside = await fetch(`http://127.0.0.1:${app.httpPort}/elsewhere`);
   t.is(outside.status, 404);
-  t.is((await outside.json()).status, 'error');
+  t.is(((await outside.json()) as { status: string }).status, 'error');
   const wrong = await app.request('GET', '/v1/create/domain', { key });
   t.is(wrong.status, 405);
   t.deepEqual(wrong.body, { status: 'error', reason: 'Method not allowed' });

@@ -30,4 +30,5 @@ export async function up(db: Kysely<any>): Promise<void> {
     updated_at INTEGER NOT NULL
   )`.execute(db);
   await sql`CREATE INDEX aliases_domain ON aliases(domain_id)`.execute(db);
+  await sql`CREATE INDEX aliases_tenant ON aliases(tenant_id)`.execute(db);
 }

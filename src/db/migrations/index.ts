@@ -2,6 +2,9 @@ import type { Migration } from 'kysely';
 import * as m001 from './001_core.js';
 import * as m002 from './002_mailboxes_aliases.js';
 import * as m003 from './003_events.js';
+import * as m004 from './004_mailboxes_extra.js';
+import * as m005 from './005_emails.js';
+import * as m006 from './006_webhooks.js';
 
 /**
  * Every migration, by name; names sort in the order they run. A capability adds its own numbered
@@ -11,4 +14,7 @@ export const migrations: Record<string, Migration> = {
   '001_core': m001,
   '002_mailboxes_aliases': m002,
   '003_events': m003,
+  '004_mailboxes_extra': m004,
+  '005_emails': m005,
+  '006_webhooks': m006,
 };

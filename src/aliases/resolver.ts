@@ -1,0 +1,72 @@
+import type { Db } from '../db/connection.js';
+import { addressProblem, domainOf, normalizeAddress } from '../domains/address.js';
+import type { RecipientResolver, Resolution } from '../ingest/types.js';
+import { readRecipientSnapshot } from './store.js';
+
+/** How many alias hops (alias or catch-all expansions) a resolution follows before it stops. */
+export const MAX_ALIAS_DEPTH = 10;
+
+/** The rows one resolution may need: hosted domains, mailboxes and aliases reachable from an address. */
+export interface RecipientSnapshot {
+  /** Hosted hostnames and their tenant. */
+  domains: ReadonlyMap<string, { tenantId: number }>;
+  /** Mailboxes by address. */
+  mailboxes: ReadonlyMap<string, { id: number; tenantId: number }>;
+  /** Aliases by address; a catch-all is keyed `@<domain>`. */
+  aliases: ReadonlyMap<string, { tenantId: number; goto: readonly string[]; active: boolean }>;
+}
+
+/**
+ * Where mail for `address` goes (DECISIONS.md sections 6 and 7), over a snapshot: the mailbox
+ * itself; else an active alias whose destinations are resolved the same way (chains followed up to
+ * MAX_ALIAS_DEPTH hops, each address visited once, so loops are cut); else the domain's active
+ * catch-all, whose destinations are resolved the same way; else unknown. Destinations outside the
+ * tenant's own domains are forwards. An alias that leads nowhere resolves as unknown.
+ */
+export function resolveRecipient(snapshot: RecipientSnapshot, address: string): Resolution {
+  const home = snapshot.domains.get(domainOf(address));
+  if (!home) return { kind: 'not-hosted' };
+  const tenantId = home.tenantId;
+  const mailboxIds = new Set<number>();
+  const forwards = new Set<string>();
+  const seen = new Set<string>();
+
+  const expand = (goto: readonly string[], depth: number) => {
+    for (const next of goto) visit(next, depth + 1);
+  };
+
+  function visit(addr: string, depth: number): void {
+    if (seen.has(addr)) return;
+    seen.add(addr);
+    const host = domainOf(addr);
+    const domain = snapshot.domains.get(host);
+    // Another tenant's domain is as foreign to this tenant as the rest of the internet.
+    if (!domain || domain.tenantId !== tenantId) { forwards.add(addr); return; }
+    const mailbox = snapshot.mailboxes.get(addr);
+    if (mailbox && mailbox.tenantId === tenantId) { mailboxIds.add(mailbox.id); return; }
+    if (depth >= MAX_ALIAS_DEPTH) return;
+    const alias = snapshot.aliases.get(addr);
+    if (alias && alias.active && alias.tenantId === tenantId) { expand(alias.goto, depth); return; }
+    const catchAllKey = `@${host}`;
+    if (seen.has(catchAllKey)) return;
+    seen.add(catchAllKey);
+    const catchAll = snapshot.aliases.get(catchAllKey);
+    if (catchAll && catchAll.active && catchAll.tenantId === tenantId) expand(catchAll.goto, depth);
+  }
+
+  visit(address, 0);
+  if (mailboxIds.size === 0 && forwards.size === 0) return { kind: 'unknown', tenantId };
+  return { kind: 'deliver', tenantId, mailboxIds: [...mailboxIds], forwards: [...forwards] };
+}
+
+/**
+ * The resolver every inbound path calls: reads the snapshot reachable from the address in one
+ * query, then resolves it with `resolveRecipient`. Addresses that are not valid are not hosted.
+ */
+export function createRecipientResolver(db: Db): RecipientResolver {
+  return async (input: string) => {
+    if (addressProblem(input) !== null) return { kind: 'not-hosted' };
+    const address = normalizeAddress(input);
+    return resolveRecipient(await readRecipientSnapshot(db, address), address);
+  };
+}

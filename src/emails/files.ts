@@ -1,0 +1,88 @@
+import { createReadStream } from 'node:fs';
+import type { Readable } from 'node:stream';
+import MailComposer from 'nodemailer/lib/mail-composer';
+import type { Clock } from '../clock.js';
+import type { Db } from '../db/connection.js';
+import { forbidden, notFound } from '../errors.js';
+import { iso } from '../format.js';
+import type { BlobStore } from '../ingest/blobs.js';
+import { contentDisposition, LINK_TTL_MS, safeContentType, type LinkSigner } from './links.js';
+import type { EmailStore } from './store.js';
+
+// Headers the composer writes itself from the stored fields; stored copies of them are not repeated.
+const COMPOSED = new Set(['from', 'to', 'cc', 'bcc', 'subject', 'message-id', 'date', 'mime-version', 'content-type', 'content-transfer-encoding', 'content-disposition']);
+
+/** A file to stream to the client. */
+export interface Download {
+  body: Readable;
+  size: number;
+  contentType: string;
+  disposition: string;
+}
+
+/** Attachment links and downloads, and the raw RFC 5322 form of stored mail. */
+export function createEmailFiles({ db, store, blobs, signer, clock, publicUrl }: {
+  db: Db; store: EmailStore; blobs: BlobStore; signer: LinkSigner; clock: Clock; publicUrl: string;
+}) {
+  return {
+    /** A signed link to one attachment of a live email of the tenant (15 minutes); 404 otherwise. */
+    async link(tenantId: number, emailId: number, attachmentId: number) {
+      const a = await store.attachment(db, tenantId, emailId, attachmentId);
+      if (!a) throw notFound('Attachment not found');
+      const expires = clock.now() + LINK_TTL_MS;
+      const token = signer.sign({ tenantId, emailId, attachmentId, expires });
+      return { url: `${publicUrl}/api/v1/attachments/download/${token}`, expires_at: iso(expires) };
+    },
+
+    /** The file a token grants: 403 for an altered or expired token, 404 when the attachment is gone. */
+    async download(token: string): Promise<Download> {
+      const grant = signer.verify(token);
+      if (!grant) throw forbidden('Invalid download link');
+      if (clock.now() > grant.expires) throw forbidden('Download link expired');
+      const a = await store.attachment(db, grant.tenantId, grant.emailId, grant.attachmentId);
+      if (!a || !(await blobs.hasBlob(a.sha256))) throw notFound('Attachment not found');
+      return { body: blobs.openBlob(a.sha256), size: a.size, contentType: safeContentType(a.content_type), disposition: contentDisposition(a.filename) };
+    },
+
+    /**
+     * The message as RFC 5322 bytes: SMTP mail exactly as received (with our Received: header);
+     * API mail rendered from its stored fields and attachments.
+     */
+    async raw(tenantId: number, id: number): Promise<{ body: Buffer | Readable; size?: number }> {
+      const e = await store.get(db, tenantId, id);
+      if (!e) throw notFound('Email not found');
+      if (e.inbound_id !== null) {
+        const src = await store.rawSource(db, e.inbound_id);
+        if (src?.raw) return { body: src.raw, size: src.raw.length };
+        if (src?.raw_path) return { body: createReadStream(src.raw_path) };
+      }
+      const attachments = await store.attachmentsOf(db, id);
+      const headers: Record<string, string | string[]> = {};
+      for (const [k, v] of Object.entries(JSON.parse(e.headers) as Record<string, string | string[]>)) {
+        if (!COMPOSED.has(k.toLowerCase())) headers[k] = v;
+      }
+      const messageId = e.message_id.startsWith('<') ? e.message_id : `<${e.message_id}>`;
+      const composer = new MailComposer({
+        from: e.from_name ? { name: e.from_name, address: e.from_email } : e.from_email,
+        to: e.to_email,
+        cc: JSON.parse(e.cc) as string[],
+        subject: e.subject,
+        messageId,
+        date: new Date(e.received_at),
+        headers,
+        text: e.body_text ?? undefined,
+        html: e.body_html ?? undefined,
+        attachments: await Promise.all(attachments.map(async (a) => ({
+          filename: a.filename,
+          contentType: a.content_type,
+          content: await blobs.readBlob(a.sha256),
+          cid: a.content_id ?? undefined,
+          contentDisposition: a.disposition === 'inline' ? 'inline' : 'attachment',
+        }))),
+      });
+      const body = await composer.compile().build();
+      return { body, size: body.length };
+    },
+  };
+}
+export type EmailFiles = ReturnType<typeof createEmailFiles>;

@@ -1,0 +1,64 @@
+import type { Core } from '../core.js';
+import type { Trx } from '../db/connection.js';
+import { createIngest } from '../ingest/index.js';
+import type { RecipientResolver } from '../ingest/types.js';
+import type { Mailboxes } from '../mailboxes/index.js';
+import { createEventRecorder, type EventRecorder } from '../webhooks/events.js';
+import { createEmailFiles } from './files.js';
+import { createLinkSigner, installSecret, linkKey } from './links.js';
+import { createMarkers } from './markers.js';
+import { emailRoutes } from './routes.js';
+import { createEmailService } from './service.js';
+import { createEmailStore } from './store.js';
+import { createEmailWriter } from './writer.js';
+
+const PURGE_CHUNK = 500;
+
+/**
+ * Wires stored email and its ingestion: the store, update markers, the writer the ingest worker
+ * stores copies with, the reading service and routes, attachment links signed with a key derived
+ * from the install secret, and the cleanup of stored mail when mailboxes are deleted. `start` and
+ * `stop` run the ingest worker with the app.
+ */
+export function installEmails(core: Core, deps: { resolve: RecipientResolver; events?: EventRecorder; mailboxes?: Pick<Mailboxes, 'onMailboxesDeleted'> }) {
+  const { db, clock, config } = core;
+  const events = deps.events ?? createEventRecorder({ clock });
+  const store = createEmailStore();
+  const markers = createMarkers(clock, (x) => store.maxMarker(x));
+  const writer = createEmailWriter({ store, markers, clock });
+  const { ingest, worker, store: ingestStore, blobs } = createIngest(core, { resolve: deps.resolve, events, writer });
+  const service = createEmailService({ db, store, markers, events, clock });
+  const signer = createLinkSigner(linkKey(installSecret(config.dataDir)));
+  const files = createEmailFiles({ db, store, blobs, signer, clock, publicUrl: config.publicUrl });
+  emailRoutes({ registry: core.registry, emails: service, files });
+
+  /** Removes the stored mail of deleted mailboxes, inside the deleting transaction. */
+  async function purgeMailboxes(trx: Trx, mailboxIds: number[]): Promise<void> {
+    const ids = await store.idsInMailboxes(trx, mailboxIds);
+    const inboundIds = new Set<number>();
+    for (let i = 0; i < ids.length; i += PURGE_CHUNK) {
+      const part = ids.slice(i, i + PURGE_CHUNK);
+      for (const id of await store.inboundOf(trx, part)) inboundIds.add(id);
+      await store.purge(trx, part);
+    }
+    await ingestStore.dropReservations(trx, mailboxIds);
+    // Raw files of dropped rows are left to the orphan sweep: this transaction may still roll back.
+    await ingestStore.dropUnreferenced(trx, [...inboundIds]);
+  }
+  deps.mailboxes?.onMailboxesDeleted(purgeMailboxes);
+
+  return {
+    /** The one ingestion path (SMTP calls acceptRaw/setRawParser/overQuota on it). */
+    ingest,
+    service,
+    files,
+    store,
+    /** Removes stored mail of mailboxes (registered as a mailbox-deletion hook when mailboxes are given). */
+    purgeMailboxes,
+    /** Starts the ingest worker (resuming what a previous run left queued). */
+    start: () => worker.start(),
+    /** Stops the ingest worker after its current batch. */
+    stop: () => worker.stop(),
+  };
+}
+export type Emails = ReturnType<typeof installEmails>;

@@ -1,0 +1,90 @@
+import type { Insertable } from 'kysely';
+import type { Clock } from '../clock.js';
+import type { Db } from '../db/connection.js';
+import type { StoredMessage } from '../ingest/message.js';
+import type { Markers } from './markers.js';
+import type { EmailStore } from './store.js';
+import type { AttachmentsTable, EmailContentsTable, EmailsFtsTable } from './tables.js';
+import { INDEXED_BODY_CHARS, plainText, snippetOf } from './text.js';
+
+/** One copy to store: a message in one mailbox of a tenant. */
+export interface Copy {
+  tenantId: number;
+  mailboxId: number;
+  /** The inbound row holding the original bytes (SMTP mail), else null. */
+  inboundId: number | null;
+  toEmail: string;
+  size: number;
+  message: StoredMessage;
+}
+
+/** A stored copy. */
+export interface Created {
+  id: number;
+  tenantId: number;
+  mailboxId: number;
+  size: number;
+  inboundId: number | null;
+}
+
+const CHUNK = 200;
+
+async function inChunks<T>(rows: T[], insert: (part: T[]) => Promise<unknown>): Promise<void> {
+  for (let i = 0; i < rows.length; i += CHUNK) await insert(rows.slice(i, i + CHUNK));
+}
+
+/**
+ * Stores copies of messages inside the caller's transaction: the narrow email row (skipped when
+ * the mailbox already has the message_id), its contents, attachments and search index entries,
+ * the index written in multi-row statements because per-statement cost dominates FTS5 inserts.
+ */
+export function createEmailWriter({ store, markers, clock }: { store: EmailStore; markers: Markers; clock: Clock }) {
+  return {
+    async storeCopies(trx: Db, copies: Copy[]): Promise<Created[]> {
+      if (copies.length === 0) return [];
+      await markers.ready(trx);
+      const tenants = [...new Set(copies.map((c) => c.tenantId))];
+      const state = await store.searchState(trx, tenants);
+      const changed = new Set<number>();
+      const contents: Insertable<EmailContentsTable>[] = [];
+      const attachments: Insertable<AttachmentsTable>[] = [];
+      const fts: EmailsFtsTable[] = [];
+      const created: Created[] = [];
+      const now = clock.now();
+      for (const c of copies) {
+        const m = c.message;
+        const text = plainText(m.bodyText, m.bodyHtml);
+        const prev = state.get(c.tenantId);
+        const receivedMax = prev === undefined ? m.receivedAt : Math.max(prev, m.receivedAt);
+        const id = await store.insertEmail(trx, {
+          tenant_id: c.tenantId, mailbox_id: c.mailboxId, message_id: m.messageId,
+          from_email: m.fromEmail, from_name: m.fromName, to_email: c.toEmail, subject: m.subject,
+          snippet: snippetOf(text), received_at: m.receivedAt, received_max: receivedMax, size: c.size,
+          has_attachments: m.attachments.length > 0 ? 1 : 0, read_at: null, deleted_at: null,
+          updated_seq: markers.next(), created_at: now,
+        });
+        if (id === undefined) continue;
+        if (prev !== receivedMax) { state.set(c.tenantId, receivedMax); changed.add(c.tenantId); }
+        contents.push({
+          email_id: id, inbound_id: c.inboundId, cc: JSON.stringify(m.cc), bcc: JSON.stringify(m.bcc),
+          headers: JSON.stringify(m.headers), auth: m.auth ? JSON.stringify(m.auth) : null,
+          body_text: m.bodyText, body_html: m.bodyHtml,
+        });
+        for (const a of m.attachments) {
+          attachments.push({
+            email_id: id, filename: a.filename, content_type: a.contentType, size: a.size,
+            content_id: a.contentId, disposition: a.disposition, sha256: a.sha256,
+          });
+        }
+        fts.push({ rowid: id, subject: m.subject, body: text.slice(0, INDEXED_BODY_CHARS), from_email: m.fromEmail, from_name: m.fromName ?? '' });
+        created.push({ id, tenantId: c.tenantId, mailboxId: c.mailboxId, size: c.size, inboundId: c.inboundId });
+      }
+      await inChunks(contents, (p) => store.insertContents(trx, p));
+      await inChunks(attachments, (p) => store.insertAttachments(trx, p));
+      await inChunks(fts, (p) => store.indexFts(trx, p));
+      for (const t of changed) await store.saveSearchState(trx, t, state.get(t)!);
+      return created;
+    },
+  };
+}
+export type EmailWriter = ReturnType<typeof createEmailWriter>;

@@ -1,0 +1,105 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createReadStream, mkdirSync, type ReadStream } from 'node:fs';
+import { access, open, readFile, rename, unlink } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+
+/** Writes `data` to `path` and flushes it to the disk before resolving. */
+async function writeSynced(path: string, data: Buffer): Promise<void> {
+  const handle = await open(path, 'wx', 0o600);
+  try {
+    let offset = 0;
+    while (offset < data.length) offset += (await handle.write(data, offset, data.length - offset)).bytesWritten;
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+/** Flushes a directory entry (a rename into it) to the disk. */
+async function syncDir(dir: string): Promise<void> {
+  const handle = await open(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+}
+
+const exists = (path: string) => access(path).then(() => true, () => false);
+
+/**
+ * The files of ingestion under the data directory: attachment blobs content-addressed by SHA-256
+ * (`blobs/ab/cd/<hex>`, identical content stored once) and raw messages too large for a database
+ * row (`raw/<uuid>.eml`). Every file is written under `tmp/`, fsynced, renamed into place and its
+ * directory fsynced, so a name that exists always has complete, durable content.
+ */
+export function createBlobStore(dataDir: string) {
+  const tmpDir = join(dataDir, 'tmp');
+  const blobDir = join(dataDir, 'blobs');
+  const rawDir = join(dataDir, 'raw');
+  for (const d of [tmpDir, blobDir, rawDir]) mkdirSync(d, { recursive: true });
+
+  const blobPath = (sha256: string) => join(blobDir, sha256.slice(0, 2), sha256.slice(2, 4), sha256);
+
+  return {
+    /** Path of the blob with this hash. */
+    blobPath,
+
+    /** Stores content durably under its SHA-256 (once), and returns the hash. */
+    async putBlob(content: Buffer): Promise<string> {
+      const sha256 = createHash('sha256').update(content).digest('hex');
+      const path = blobPath(sha256);
+      if (await exists(path)) return sha256;
+      const dir = dirname(path);
+      mkdirSync(dir, { recursive: true });
+      const tmp = join(tmpDir, `${randomUUID()}.blob`);
+      await writeSynced(tmp, content);
+      await rename(tmp, path);
+      await syncDir(dir);
+      return sha256;
+    },
+
+    /** A stream of a blob's bytes. */
+    openBlob: (sha256: string): ReadStream => createReadStream(blobPath(sha256)),
+
+    /** A blob's bytes. */
+    readBlob: (sha256: string) => readFile(blobPath(sha256)),
+
+    /** Whether a blob is there. */
+    hasBlob: (sha256: string) => exists(blobPath(sha256)),
+
+    /**
+     * Takes ownership of a spooled file under `tmp/`: fsyncs it, moves it into `raw/` and fsyncs
+     * that directory. Returns the new path.
+     */
+    async adoptRaw(path: string): Promise<string> {
+      const handle = await open(path, 'r+');
+      try {
+        await handle.sync();
+      } finally {
+        await handle.close();
+      }
+      const target = join(rawDir, `${randomUUID()}.eml`);
+      await rename(path, target);
+      await syncDir(rawDir);
+      return target;
+    },
+
+    /** Writes raw bytes durably into `raw/`; returns the path. */
+    async putRaw(data: Buffer): Promise<string> {
+      const tmp = join(tmpDir, `${randomUUID()}.eml`);
+      await writeSynced(tmp, data);
+      const target = join(rawDir, `${randomUUID()}.eml`);
+      await rename(tmp, target);
+      await syncDir(rawDir);
+      return target;
+    },
+
+    /** Removes a file the database no longer names (best effort). */
+    remove: (path: string) => unlink(path).catch(() => undefined),
+
+    /** The directories, for sweeps. */
+    dirs: { tmp: tmpDir, blobs: blobDir, raw: rawDir },
+  };
+}
+export type BlobStore = ReturnType<typeof createBlobStore>;

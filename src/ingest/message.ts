@@ -1,0 +1,44 @@
+import type { InboundMessage, RawDelivery } from './types.js';
+
+/** An attachment once its bytes are a durable blob: metadata plus the blob's SHA-256. */
+export interface StoredAttachment {
+  filename: string;
+  contentType: string;
+  size: number;
+  sha256: string;
+  contentId: string | null;
+  disposition: string;
+}
+
+/** A normalised message whose attachments are blobs: what the queue row and the worker carry. */
+export type StoredMessage = Omit<InboundMessage, 'attachments'> & { attachments: StoredAttachment[] };
+
+/** Where copies of a queued message go: a tenant's mailboxes and external forward addresses. */
+export interface Target {
+  tenantId: number;
+  mailboxIds: number[];
+  forwards: string[];
+  /** The recipient address that led here (to_email of the stored copies). */
+  address: string;
+}
+
+/** The SMTP envelope kept with raw mail. */
+export type Envelope = Omit<RawDelivery, 'raw' | 'recipients'> & { recipients: string[] };
+
+/** Size of a message that has no raw form (API mail), as quotas and `size` count it. */
+export function apiMessageSize(m: StoredMessage): number {
+  let n = Buffer.byteLength(m.subject) + Buffer.byteLength(m.bodyText ?? '') + Buffer.byteLength(m.bodyHtml ?? '');
+  for (const [k, v] of Object.entries(m.headers)) n += Buffer.byteLength(k) + Buffer.byteLength(Array.isArray(v) ? v.join('') : v);
+  for (const a of m.attachments) n += a.size;
+  return n;
+}
+
+/** The copies of an SMTP delivery, one target per recipient address. */
+export function smtpTargets(recipients: RawDelivery['recipients']): Target[] {
+  return recipients.map((r) => ({
+    tenantId: r.resolution.tenantId,
+    mailboxIds: [...new Set(r.resolution.mailboxIds)],
+    forwards: [...new Set(r.resolution.forwards)],
+    address: r.address,
+  }));
+}

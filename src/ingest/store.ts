@@ -1,0 +1,96 @@
+import { sql, type Insertable } from 'kysely';
+import type { Db } from '../db/connection.js';
+import type { ForwardsTable, InboundTable } from './tables.js';
+
+/** A (mailbox, message_id) pair whose uniqueness ingest checks. */
+export interface MessageKey {
+  mailboxId: number;
+  messageId: string;
+}
+
+/** The key of a pair in a Set. */
+export const messageKey = (k: MessageKey) => `${k.mailboxId}\u0000${k.messageId}`;
+
+/** Every query of ingestion: the inbound queue, message-id reservations, forwards, mailbox quotas. */
+export function createIngestStore() {
+  return {
+    /** Which of these pairs are already stored or queued. */
+    async takenKeys(db: Db, keys: MessageKey[]): Promise<Set<string>> {
+      if (keys.length === 0) return new Set();
+      const pairs = sql.join(keys.map((k) => sql`(${k.mailboxId}, ${k.messageId})`));
+      const rows = await sql<{ mailbox_id: number; message_id: string }>`
+        SELECT mailbox_id, message_id FROM emails WHERE (mailbox_id, message_id) IN (VALUES ${pairs})
+        UNION ALL
+        SELECT mailbox_id, message_id FROM inbound_reservations WHERE (mailbox_id, message_id) IN (VALUES ${pairs})`.execute(db);
+      return new Set(rows.rows.map((r) => messageKey({ mailboxId: r.mailbox_id, messageId: r.message_id })));
+    },
+
+    /** Quota and usage of mailboxes. */
+    quotas: (db: Db, mailboxIds: number[]) =>
+      mailboxIds.length === 0 ? Promise.resolve([])
+        : db.selectFrom('mailboxes').select(['id', 'tenant_id', 'quota_mb', 'used_bytes']).where('id', 'in', mailboxIds).execute(),
+
+    insertInbound: (db: Db, row: Insertable<InboundTable>) =>
+      db.insertInto('inbound').values(row).returning('id').executeTakeFirstOrThrow().then((r) => r.id),
+
+    reserve: (db: Db, rows: Array<{ mailbox_id: number; message_id: string; inbound_id: number }>) =>
+      rows.length ? db.insertInto('inbound_reservations').values(rows).execute() : Promise.resolve(),
+
+    /** The oldest queued rows, without their payload. */
+    queued: (db: Db, limit: number) =>
+      db.selectFrom('inbound').select(['id', 'kind', 'size', 'attempts']).where('status', '=', 'queued').orderBy('id').limit(limit).execute(),
+
+    /** Full rows of the inbound queue. */
+    load: (db: Db, ids: number[]) =>
+      db.selectFrom('inbound').selectAll().where('id', 'in', ids).orderBy('id').execute(),
+
+    /** Marks rows stored (keeping their message and raw bytes); rows nothing references any more are removed instead. */
+    async finish(db: Db, done: Array<{ id: number; keep: boolean }>, now: number) {
+      const keep = done.filter((d) => d.keep).map((d) => d.id);
+      const drop = done.filter((d) => !d.keep).map((d) => d.id);
+      const all = done.map((d) => d.id);
+      if (all.length) await db.deleteFrom('inbound_reservations').where('inbound_id', 'in', all).execute();
+      if (keep.length) await db.updateTable('inbound').set({ status: 'done', done_at: now }).where('id', 'in', keep).execute();
+      if (drop.length) await db.deleteFrom('inbound').where('id', 'in', drop).execute();
+    },
+
+    /** Gives up on a row that cannot be stored (its reservations go, so the message_id is free again). */
+    async fail(db: Db, id: number, error: string, now: number) {
+      await db.deleteFrom('inbound_reservations').where('inbound_id', '=', id).execute();
+      await db.updateTable('inbound').set({ status: 'failed', error: error.slice(0, 500), done_at: now }).where('id', '=', id).execute();
+    },
+
+    /** Counts a failed attempt at a row. */
+    bumpAttempts: (db: Db, id: number, error: string) =>
+      db.updateTable('inbound').set({ attempts: sql`attempts + 1`, error: error.slice(0, 500) }).where('id', '=', id).execute(),
+
+    /** Which of these mailboxes still exist, with their tenant. */
+    mailboxOwners: (db: Db, ids: number[]) =>
+      ids.length === 0 ? Promise.resolve(new Map<number, number>())
+        : db.selectFrom('mailboxes').select(['id', 'tenant_id']).where('id', 'in', ids).execute()
+          .then((rows) => new Map(rows.map((r) => [r.id, r.tenant_id]))),
+
+    /** Adds to (or, negative, takes from) a mailbox's stored bytes. */
+    addUsedBytes: (db: Db, mailboxId: number, delta: number) =>
+      db.updateTable('mailboxes').set({ used_bytes: sql`max(0, used_bytes + ${delta})` }).where('id', '=', mailboxId).execute(),
+
+    insertForwards: (db: Db, rows: Insertable<ForwardsTable>[]) =>
+      rows.length ? db.insertInto('forwards').values(rows).execute() : Promise.resolve(),
+
+    /** Removes what ingest holds for deleted mailboxes (reservations). */
+    dropReservations: (db: Db, mailboxIds: number[]) =>
+      db.deleteFrom('inbound_reservations').where('mailbox_id', 'in', mailboxIds).execute(),
+
+    /** Removes done inbound rows among these that neither an email nor a forward references; returns their raw files. */
+    async dropUnreferenced(db: Db, ids: number[]): Promise<string[]> {
+      if (ids.length === 0) return [];
+      const rows = await db.selectFrom('inbound').select(['id', 'raw_path']).where('id', 'in', ids).where('status', '!=', 'queued')
+        .where((eb) => eb.not(eb.exists(eb.selectFrom('email_contents').select('email_id').whereRef('email_contents.inbound_id', '=', 'inbound.id'))))
+        .where((eb) => eb.not(eb.exists(eb.selectFrom('forwards').select('id').whereRef('forwards.inbound_id', '=', 'inbound.id'))))
+        .execute();
+      if (rows.length) await db.deleteFrom('inbound').where('id', 'in', rows.map((r) => r.id)).execute();
+      return rows.flatMap((r) => (r.raw_path ? [r.raw_path] : []));
+    },
+  };
+}
+export type IngestStore = ReturnType<typeof createIngestStore>;

@@ -1,0 +1,50 @@
+import type { Generated } from 'kysely';
+
+/** A message accepted by ingest and not yet (or no longer needed to be) stored per mailbox. */
+export interface InboundTable {
+  id: Generated<number>;
+  /** `api` (normalised JSON in `message`) or `smtp` (raw bytes in `raw` or the file `raw_path`). */
+  kind: 'api' | 'smtp';
+  /** `queued` until the worker stored every copy, then `done`; `failed` for a message that cannot be parsed. */
+  status: Generated<'queued' | 'done' | 'failed'>;
+  /** api: the normalised message; smtp: the envelope. JSON. */
+  message: string;
+  /** JSON array of {tenantId, mailboxIds, forwards}: where the copies go. */
+  targets: string;
+  raw: Buffer | null;
+  raw_path: string | null;
+  size: number;
+  error: string | null;
+  attempts: Generated<number>;
+  created_at: number;
+  done_at: number | null;
+}
+
+/** A message_id claimed for a mailbox by a queued API message (409 for a second one). */
+export interface InboundReservationsTable {
+  mailbox_id: number;
+  message_id: string;
+  inbound_id: number;
+}
+
+/** A copy of a message to send on to an external address (an alias's forwarder destination). */
+export interface ForwardsTable {
+  id: Generated<number>;
+  tenant_id: number;
+  inbound_id: number;
+  /** The original envelope sender (MAIL FROM, or from_email over the API); null for bounces. */
+  mail_from: string | null;
+  address: string;
+  status: Generated<string>;
+  attempts: Generated<number>;
+  next_attempt_at: number;
+  last_error: string | null;
+  created_at: number;
+}
+
+/** The tables of ingest. */
+export interface IngestTables {
+  inbound: InboundTable;
+  inbound_reservations: InboundReservationsTable;
+  forwards: ForwardsTable;
+}

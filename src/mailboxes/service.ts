@@ -1,0 +1,109 @@
+import type { Clock } from '../clock.js';
+import type { Config } from '../config.js';
+import type { Db } from '../db/connection.js';
+import { domainOf, normalizeAddress } from '../domains/address.js';
+import { normalizeHostname } from '../domains/hostname.js';
+import type { DomainStore } from '../domains/store.js';
+import { notFound, unprocessable } from '../errors.js';
+import { ddmmyyyy } from '../format.js';
+import type { TaskQueue } from '../tasks/queue.js';
+import type { ApiKey, TenantService } from '../tenants/service.js';
+import { localPartCandidates } from './local-parts.js';
+import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.js';
+import type { MailboxStore } from './store.js';
+
+/** What a create task carries: the password as sent (a string, or 0 for generated ones). */
+export interface SinglePayload { domainId: number; address: string; displayName: string; password: string | 0 }
+/** The bulk variant: every requested address, in candidate order. */
+export interface BulkPayload { domainId: number; addresses: string[]; displayName: string; password: string | 0 }
+
+/** Cooldown scope of bulk mailbox creation (per key and hostname). */
+export const BULK_COOLDOWN = 'mailbox-bulk';
+
+/** Checks the password rule of SPEC.md; returns the password, or 0 for a generated one. */
+export function checkPassword(value: string | number): string | 0 {
+  if (value === 0) return 0;
+  if (typeof value !== 'string') throw unprocessable('Params.password must be a string of at least 8 characters or the integer 0');
+  if (value === '0') throw unprocessable('Params.password must be the integer 0 (not the string "0") to generate a password');
+  if ([...value].length < MIN_PASSWORD_LENGTH) throw unprocessable(`Params.password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+  if ([...value].length > MAX_PASSWORD_LENGTH) throw unprocessable(`Params.password must be at most ${MAX_PASSWORD_LENGTH} characters`);
+  return value;
+}
+
+/** A refusal for a hostname whose slots are used up (or would be by this request). */
+export function slotsRefusal(hostname: string, allowed: number, left: number, needed: number) {
+  return unprocessable(left <= 0
+    ? `No mailbox slots left on ${hostname} (all ${allowed} are used)`
+    : `Only ${left} of ${allowed} mailbox slots left on ${hostname}; this request needs ${needed}`);
+}
+
+/** The rules of mailbox creation and listing. */
+export function createMailboxService(deps: {
+  db: Db; store: MailboxStore; domainStore: DomainStore; queue: TaskQueue; tenants: TenantService; clock: Clock; config: Readonly<Config>;
+}) {
+  const { db, store, domainStore, queue, tenants, config } = deps;
+
+  async function ownedDomain(trx: Db, key: ApiKey, hostname: string) {
+    const domain = await domainStore.ownedByHostname(trx, key.tenantId, hostname);
+    if (!domain) throw notFound('Domain not found');
+    return domain;
+  }
+
+  return {
+    /** Validates a single create and enqueues it (DECISIONS.md section 5). */
+    async createSingle(key: ApiKey, input: { domain: string; fullname: string; address: string; password: string | number }) {
+      const host = normalizeHostname(input.domain);
+      const password = checkPassword(input.password);
+      const address = normalizeAddress(input.address);
+      if (domainOf(address) !== host) throw unprocessable(`Params.email_id must be an address on ${host}`);
+      return db.transaction().execute(async (trx) => {
+        const domain = await ownedDomain(trx, key, host);
+        if ((await store.takenAmong(trx, [address])).size > 0) throw unprocessable(`Params.email_id ${address} already exists`);
+        const left = domain.total_mailbox_allowed - (await store.countForDomain(trx, domain.id));
+        if (left < 1) throw slotsRefusal(host, domain.total_mailbox_allowed, left, 1);
+        const payload: SinglePayload = { domainId: domain.id, address, displayName: input.fullname, password };
+        const taskId = await queue.enqueue(trx, { kind: 'mailbox.single', tenantId: key.tenantId, keyId: key.id, domain: host, payload });
+        await store.markForRedaction(trx, taskId);
+        return taskId;
+      });
+    },
+
+    /** Derives the requested addresses, checks slots and the cooldown, and enqueues the bulk create. */
+    async createBulk(key: ApiKey, input: { domain: string; fullname: string; count: number; password: string | number }) {
+      const host = normalizeHostname(input.domain);
+      const password = checkPassword(input.password);
+      const parts = localPartCandidates(input.fullname, input.count);
+      if (!parts) throw unprocessable('Email_fullname must contain letters or digits to derive addresses from');
+      const addresses = parts.map((p) => `${p}@${host}`);
+      return db.transaction().execute(async (trx) => {
+        const domain = await ownedDomain(trx, key, host);
+        await tenants.checkCooldown(trx, BULK_COOLDOWN, key.id, host);
+        const needed = addresses.length - (await store.takenAmong(trx, addresses)).size;
+        const left = domain.total_mailbox_allowed - (await store.countForDomain(trx, domain.id));
+        if (needed > left) throw slotsRefusal(host, domain.total_mailbox_allowed, left, needed);
+        await tenants.markCooldown(trx, BULK_COOLDOWN, key.id, host);
+        const payload: BulkPayload = { domainId: domain.id, addresses, displayName: input.fullname, password };
+        const taskId = await queue.enqueue(trx, { kind: 'mailbox.bulk', tenantId: key.tenantId, keyId: key.id, domain: host, payload });
+        await store.markForRedaction(trx, taskId);
+        return taskId;
+      });
+    },
+
+    /** The mailboxes of an owned domain keyed by address, as GET /v1/list/mailbox shows them. */
+    async list(key: ApiKey, hostname: string, includeCredentials: boolean) {
+      const host = normalizeHostname(hostname);
+      const domain = await ownedDomain(db, key, host);
+      const results: Record<string, { provisioning_status: string; mailbox_quota: string; created_at: string; imap_credentials?: object }> = {};
+      for (const m of await store.listForDomain(db, domain.id)) {
+        results[m.address] = {
+          provisioning_status: m.status,
+          mailbox_quota: `${m.quota_mb}MB`,
+          created_at: ddmmyyyy(m.created_at),
+          ...(includeCredentials ? { imap_credentials: { host: config.hostname, port: 993, encryption: 'ssl' } } : {}),
+        };
+      }
+      return { domain: host, results };
+    },
+  };
+}
+export type MailboxService = ReturnType<typeof createMailboxService>;

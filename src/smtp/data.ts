@@ -1,0 +1,121 @@
+import type { SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
+import type { Clock } from '../clock.js';
+import { addressProblem, normalizeAddress } from '../domains/address.js';
+import type { RawDelivery } from '../ingest/types.js';
+import type { Logger } from '../logger.js';
+import { receivedHeader } from './received.js';
+import type { Deliverable } from './recipients.js';
+import { LOCAL_ERROR, MAILBOX_FULL, TOO_BIG, type SmtpReply } from './replies.js';
+import { Spool } from './spool.js';
+
+/** What the DATA phase needs from the rest of the listener. */
+export interface DataDeps {
+  hostname: string;
+  clock: Clock;
+  logger: Logger;
+  /** Directory for messages larger than `memoryLimit` (`<dataDir>/tmp`). */
+  spoolDir: string;
+  memoryLimit: number;
+  maxSize: number;
+  /** Where each accepted recipient goes, as decided at RCPT TO. */
+  resolutionOf(session: SMTPServerSession, address: string): Deliverable | undefined;
+  /** Commits the message durably (ingest.acceptRaw); the 250 waits for it. */
+  accept(delivery: RawDelivery): Promise<void>;
+  /** Mailboxes among these without room for `size` more bytes (ingest.overQuota). */
+  overQuota(mailboxIds: number[], size: number): Promise<number[]>;
+}
+
+/** Whether no recipient can take a message of `size` bytes: every target mailbox full and nothing to forward. */
+async function nobodyHasRoom(deps: DataDeps, recipients: RawDelivery['recipients'], size: number): Promise<boolean> {
+  if (recipients.some((r) => r.resolution.forwards.length > 0)) return false;
+  const ids = [...new Set(recipients.flatMap((r) => r.resolution.mailboxIds))];
+  if (ids.length === 0) return false;
+  const full = await deps.overQuota(ids, size);
+  return full.length >= ids.length;
+}
+
+/** The stored form of an RCPT address: normalised when it is a valid address, else lower-cased. */
+export const storedAddress = (address: string) => (addressProblem(address) === null ? normalizeAddress(address) : address.toLowerCase());
+
+/**
+ * Receives one message: prepends the Received: trace header, streams the bytes into a spool while
+ * counting them, refuses it with 552 past SIZE, and answers 250 only once ingest has committed it
+ * (451 when it could not, so the sender retries). Calls `done` exactly once.
+ */
+export function receiveMessage(deps: DataDeps, stream: SMTPServerDataStream, session: SMTPServerSession, done: (err: SmtpReply | null, message?: string) => void): void {
+  const receivedAt = deps.clock.now();
+  const queueId = `${session.id}.${session.transaction}`;
+  const recipients = session.envelope.rcptTo.map((r) => r.address);
+  const tls = session.tlsOptions ? `${session.tlsOptions.version ?? 'TLS'} cipher ${session.tlsOptions.name}` : null;
+  const head = receivedHeader({
+    heloName: session.hostNameAppearsAs || 'unknown',
+    clientHostname: session.clientHostname || 'unknown',
+    remoteAddress: session.remoteAddress,
+    hostname: deps.hostname,
+    protocol: session.transmissionType || 'ESMTP',
+    id: queueId,
+    tlsCipher: tls,
+    recipients,
+    at: receivedAt,
+  });
+  const spool = new Spool({ dir: deps.spoolDir, head: Buffer.from(head, 'latin1'), memoryLimit: deps.memoryLimit, maxBytes: deps.maxSize });
+  let finished = false;
+  const finish = (err: SmtpReply | null, message?: string) => {
+    if (finished) return;
+    finished = true;
+    done(err, message);
+  };
+
+  stream.once('error', (err) => {
+    // The client went away (or timed out) mid-message: nothing was acknowledged, nothing is kept.
+    deps.logger.debug({ err, session: session.id }, 'smtp data aborted');
+    spool.destroy();
+    finish(LOCAL_ERROR());
+  });
+  spool.once('error', (err) => {
+    deps.logger.error({ err, session: session.id }, 'smtp spool failed');
+    stream.unpipe(spool);
+    stream.resume();
+    void spool.release();
+    finish(LOCAL_ERROR());
+  });
+  spool.once('finish', () => void complete());
+  stream.pipe(spool);
+
+  async function complete(): Promise<void> {
+    if (spool.exceeded) {
+      await spool.release();
+      return finish(TOO_BIG(deps.maxSize));
+    }
+    const accepted: RawDelivery['recipients'] = [];
+    for (const address of recipients) {
+      const resolution = deps.resolutionOf(session, address);
+      if (resolution) accepted.push({ address: storedAddress(address), resolution });
+    }
+    const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+    const delivery: RawDelivery = {
+      raw: spool.result(),
+      size: spool.size,
+      mailFrom: mailFrom === '' ? null : mailFrom,
+      recipients: accepted,
+      remoteAddress: session.remoteAddress,
+      heloName: session.hostNameAppearsAs || '',
+      tls: !!session.secure,
+      receivedAt,
+    };
+    try {
+      if (accepted.length === 0) throw new Error('no resolved recipient for an accepted envelope');
+      if (await nobodyHasRoom(deps, accepted, delivery.size)) {
+        await spool.release();
+        return finish(MAILBOX_FULL());
+      }
+      await deps.accept(delivery);
+    } catch (err) {
+      deps.logger.error({ err, session: session.id }, 'smtp ingest commit failed');
+      await spool.release();
+      return finish(LOCAL_ERROR());
+    }
+    deps.logger.debug({ session: session.id, id: queueId, size: delivery.size, rcpt: accepted.length }, 'smtp message accepted');
+    finish(null, `2.0.0 Ok: queued as ${queueId}`);
+  }
+}

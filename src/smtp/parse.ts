@@ -1,0 +1,91 @@
+import { createReadStream } from 'node:fs';
+import { open } from 'node:fs/promises';
+import { Readable } from 'node:stream';
+import { simpleParser, type ParsedMail } from 'mailparser';
+import type { InboundMessage, RawParser } from '../ingest/types.js';
+import type { Logger } from '../logger.js';
+import type { Authenticator } from './auth.js';
+import { fromParsed, fromRawOnly, type DeliveryFacts } from './message.js';
+import { MAX_HEAD_BYTES, fixHeaderBlock, headerEnd } from './mime.js';
+
+/** Bytes read from the front of a message for header repair and the raw-text fallback. */
+const HEAD_READ_BYTES = 2 * MAX_HEAD_BYTES;
+
+const PARSER_OPTIONS = {
+  // Keep cid: references as they are (no data: URIs inlined into the HTML) and do no extra renderings.
+  skipImageLinks: true,
+  skipTextToHtml: true,
+  skipTextLinks: true,
+  // A 1,000-part message is still mail; the 25 MB SIZE limit bounds the work.
+  maxChildNodes: 20_000,
+};
+
+async function readHead(raw: Buffer | { path: string }): Promise<Buffer> {
+  if (Buffer.isBuffer(raw)) return raw.subarray(0, HEAD_READ_BYTES);
+  const handle = await open(raw.path, 'r');
+  try {
+    const buffer = Buffer.alloc(HEAD_READ_BYTES);
+    let filled = 0;
+    for (;;) {
+      const { bytesRead } = await handle.read(buffer, filled, buffer.length - filled, filled);
+      if (bytesRead === 0) break;
+      filled += bytesRead;
+      if (filled === buffer.length) break;
+    }
+    return buffer.subarray(0, filled);
+  } finally {
+    await handle.close();
+  }
+}
+
+/** The message as mailparser should read it: the top header block repaired to UTF-8, the rest untouched. */
+function parseSource(raw: Buffer | { path: string }, head: Buffer): Buffer | Readable {
+  const end = headerEnd(head);
+  const block = end ? head.subarray(0, end.headEnd) : null;
+  const fixed = block ? fixHeaderBlock(block) : null;
+  const repaired = fixed !== block ? fixed : null;
+  if (Buffer.isBuffer(raw)) return repaired && end ? Buffer.concat([repaired, raw.subarray(end.headEnd)]) : raw;
+  if (!repaired || !end) return createReadStream(raw.path);
+  const rest = createReadStream(raw.path, { start: end.headEnd });
+  return Readable.from((async function* () {
+    yield repaired;
+    yield* rest;
+  })());
+}
+
+async function readMime(source: Buffer | Readable, logger: Logger): Promise<ParsedMail | null> {
+  try {
+    return await simpleParser(source, PARSER_OPTIONS as Parameters<typeof simpleParser>[1]);
+  } catch (err) {
+    logger.info({ err }, 'mailparser could not read a message; storing what the raw text gives');
+    if (source instanceof Readable) source.destroy();
+    return null;
+  }
+}
+
+/**
+ * The RawParser the ingest worker uses for SMTP mail (src/ingest/types.ts): reads the stored raw
+ * bytes with mailparser and verifies SPF/DKIM/DMARC with mailauth, side by side. It never throws
+ * on the message's content: malformed MIME keeps what could be decoded, unreadable MIME falls
+ * back to the headers and raw text. Only an unreadable spool file (an I/O error) rejects.
+ */
+export function createRawParser({ hostname, authenticate, logger }: { hostname: string; authenticate: Authenticator; logger: Logger }): RawParser {
+  return async (raw, delivery): Promise<InboundMessage> => {
+    const head = await readHead(raw);
+    const facts: DeliveryFacts = delivery;
+    const authInput = Buffer.isBuffer(raw) ? raw : createReadStream(raw.path);
+    const [parsed, auth] = await Promise.all([
+      readMime(parseSource(raw, head), logger),
+      authenticate(authInput, { remoteAddress: delivery.remoteAddress, heloName: delivery.heloName, mailFrom: delivery.mailFrom }),
+    ]);
+    const ctx = { hostname, head, auth };
+    if (parsed) {
+      try {
+        return fromParsed(parsed, facts, ctx);
+      } catch (err) {
+        logger.warn({ err }, 'mapping a parsed message failed; storing what the raw text gives');
+      }
+    }
+    return fromRawOnly(facts, ctx);
+  };
+}

@@ -1,0 +1,27 @@
+/** An error whose SMTP reply is `code text`; smtp-server sends it as is. */
+export type SmtpReply = Error & { responseCode: number };
+
+/** Builds the reply an smtp-server handler passes to its callback; `text` starts with the enhanced status code. */
+export function smtpReply(code: number, text: string): SmtpReply {
+  const err = new Error(text) as SmtpReply;
+  err.responseCode = code;
+  return err;
+}
+
+// The replies of the ingress, in one place so tests and docs can name them.
+/** RCPT to a domain we do not host, or an address that tries to route elsewhere: never an open relay. */
+export const RELAY_DENIED = () => smtpReply(550, '5.7.1 relaying denied');
+/** RCPT to a hosted domain without that mailbox, alias or a catch-all. */
+export const UNKNOWN_USER = () => smtpReply(550, '5.1.1 mailbox unavailable: no such user here');
+/** RCPT past the per-message recipient limit. */
+export const TOO_MANY_RECIPIENTS = () => smtpReply(452, '4.5.3 too many recipients');
+/** RCPT to a mailbox whose quota is used up. */
+export const OVER_QUOTA = () => smtpReply(452, '4.2.2 mailbox full');
+/** After DATA: the message does not fit in any recipient's mailbox. */
+export const MAILBOX_FULL = () => smtpReply(552, '5.2.2 mailbox full');
+/** A temporary failure while looking a recipient up or storing the message: the sender retries. */
+export const LOCAL_ERROR = () => smtpReply(451, '4.3.0 temporary local problem, try again later');
+/** DATA past the advertised SIZE. */
+export const TOO_BIG = (limit: number) => smtpReply(552, `5.3.4 message exceeds fixed maximum message size of ${limit} bytes`);
+/** A connection over the per-address concurrency limit. */
+export const TOO_MANY_CONNECTIONS = () => smtpReply(421, '4.7.0 too many connections from your address, try again later');

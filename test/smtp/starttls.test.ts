@@ -1,0 +1,64 @@
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import test from 'ava';
+import { startTestApp, tempDir } from '../helpers/app.js';
+import { certificate, peerCommonName, provision, rawSession, sendMail, waitForEmails } from '../helpers/smtp.js';
+
+test('STARTTLS with a certificate generated at test time: offered, negotiated, recorded in the trace header', async (t) => {
+  const dir = tempDir(t);
+  const pems = await certificate('first.mailstead.test');
+  writeFileSync(join(dir, 'cert.pem'), pems.cert);
+  writeFileSync(join(dir, 'key.pem'), pems.key);
+  const app = await startTestApp(t, { env: { MAILSTEAD_TLS_CERT: join(dir, 'cert.pem'), MAILSTEAD_TLS_KEY: join(dir, 'key.pem') } });
+  const { key } = await provision(app, 'tls.test', ['secure']);
+
+  const s = await rawSession(app.smtpPort);
+  t.teardown(() => s.close());
+  const ehlo = await s.command('EHLO client.example');
+  t.true(ehlo.split('\r\n').some((l) => l.slice(4) === 'STARTTLS'));
+  t.false(ehlo.includes('AUTH'));
+  t.is(await peerCommonName(s), 'first.mailstead.test');
+
+  const res = await sendMail(app.smtpPort, { from: 'x@example.org', to: ['secure@tls.test'] }, 'From: x@example.org\r\nSubject: over tls\r\nMessage-ID: <tls-1@example.org>\r\n\r\nsecret\r\n', { tls: 'require' });
+  t.regex(res.response, /^250 /);
+  const [item] = await waitForEmails(app, key, 1);
+  const e = (await app.get(`/v1/emails/${item.id}`, key)).body.data;
+  t.is(e.subject, 'over tls');
+  t.regex(e.headers.received, /with ESMTPS id \S+\t\(using TLSv1\.[23] cipher [A-Z0-9_-]+\)/);
+});
+
+test('reloadTls picks up a renewed certificate for new sessions; a broken pair keeps the old one', async (t) => {
+  const dir = tempDir(t);
+  const certFile = join(dir, 'cert.pem');
+  const keyFile = join(dir, 'key.pem');
+  const first = await certificate('old.mailstead.test');
+  writeFileSync(certFile, first.cert);
+  writeFileSync(keyFile, first.key);
+  const app = await startTestApp(t, { env: { MAILSTEAD_TLS_CERT: certFile, MAILSTEAD_TLS_KEY: keyFile } });
+
+  const cnNow = async () => {
+    const s = await rawSession(app.smtpPort);
+    try {
+      await s.command('EHLO client.example');
+      return await peerCommonName(s);
+    } finally {
+      s.close();
+    }
+  };
+  t.is(await cnNow(), 'old.mailstead.test');
+
+  const renewed = await certificate('new.mailstead.test');
+  writeFileSync(certFile, renewed.cert);
+  writeFileSync(keyFile, renewed.key);
+  t.true(app.app.smtp.reloadTls());
+  t.is(await cnNow(), 'new.mailstead.test');
+
+  writeFileSync(keyFile, first.key); // does not match the certificate
+  t.false(app.app.smtp.reloadTls());
+  t.is(await cnNow(), 'new.mailstead.test');
+});
+
+test('without a certificate reloadTls is a no-op', async (t) => {
+  const app = await startTestApp(t);
+  t.false(app.app.smtp.reloadTls());
+});
