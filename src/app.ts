@@ -15,6 +15,7 @@ import { createHttpApp } from './http/server.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { installSmtp } from './smtp/index.js';
+import { taskCronJobs } from './tasks/cron.js';
 import { createTaskQueue } from './tasks/queue.js';
 import { createTenantService } from './tenants/service.js';
 import { createTenantStore } from './tenants/store.js';
@@ -36,6 +37,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const db = database.db;
   const queue = createTaskQueue({ db, clock, logger });
   const cron = createCron(logger);
+  for (const job of taskCronJobs(queue)) cron.add(job);
   const tenants = createTenantService({ db, store: createTenantStore(), clock, cooldownSeconds: config.cooldownSeconds });
   const registry = createRouteRegistry({ tenants, config, clock });
   const metrics = createMetrics();

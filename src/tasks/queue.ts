@@ -118,6 +118,9 @@ export function createTaskQueue({ db, clock, logger, concurrency = 4 }: { db: Db
       void pump();
     },
 
+    /** Deletes finished system tasks older than `ageMs` (DNS checks and the like pile up otherwise). */
+    pruneSystemTasks: (ageMs: number) => store.pruneSystem(db, clock.now() - ageMs),
+
     /** Looks for due work now (after the clock moved, in tests, or after a cron tick). */
     wake: () => pump(),
 

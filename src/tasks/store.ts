@@ -49,6 +49,11 @@ export function createTaskStore() {
     requeue: (db: Db, id: number, runAfter: number) =>
       db.updateTable('tasks').set({ status: 'queued', run_after: runAfter }).where('id', '=', id).execute(),
 
+    /** Deletes finished system tasks (no key: cron-made, nobody polls them) that ended before `before`. */
+    pruneSystem: (db: Db, before: number) =>
+      db.deleteFrom('tasks').where('key_id', 'is', null).where('status', 'in', ['completed', 'failed'])
+        .where('finished_at', '<', before).executeTakeFirst().then((r) => Number(r.numDeletedRows)),
+
     /** Puts back every task a crash left running; returns how many. */
     recoverRunning: (db: Db) =>
       db.updateTable('tasks').set({ status: 'queued' }).where('status', '=', 'running').executeTakeFirst()

@@ -1,6 +1,8 @@
 import test from 'ava';
 import { sql } from 'kysely';
+import { manualClock } from '../../src/clock.js';
 import { ApiError, unprocessable } from '../../src/errors.js';
+import { SYSTEM_TASK_RETENTION_MS } from '../../src/tasks/cron.js';
 import { pollTask, taskEnvelope } from '../../src/tasks/poll.js';
 import { startTestApp } from '../helpers/app.js';
 
@@ -103,4 +105,21 @@ test('a restart finds a task a crash left running and finishes it', async (t) =>
   t.is(task.body.results.records.length, 6);
   const rows = await second.app.db.selectFrom('dns_records').select('id').execute();
   t.is(rows.length, 6, 'the rerun stored the records once');
+});
+
+test('old finished system tasks are pruned; client tasks stay pollable', async (t) => {
+  const clock = manualClock(Date.UTC(2026, 0, 1));
+  const app = await startTestApp(t, { clock });
+  const { queue, db } = app.app;
+  queue.register({ kind: 'test.system', run: async () => ({ results: [] }) });
+  const key = await app.keyFor();
+  const clientTask = (await app.post('/v1/create/domain', key, { Domain: 'keep.example' })).body.task_id;
+  await app.pollTask('/v1/get/domain', key, clientTask);
+  const systemTask = await db.transaction().execute((trx) => queue.enqueue(trx, { kind: 'test.system', tenantId: null, keyId: null }));
+  await until(async () => (await queue.get(systemTask))!.status === 'completed');
+  t.is(await queue.pruneSystemTasks(SYSTEM_TASK_RETENTION_MS), 0, 'too young');
+  clock.advance(SYSTEM_TASK_RETENTION_MS + 1);
+  t.is(await queue.pruneSystemTasks(SYSTEM_TASK_RETENTION_MS), 1);
+  t.is(await queue.get(systemTask), undefined);
+  t.is((await app.get(`/v1/get/domain?task_id=${clientTask}`, key)).body.status, 'completed');
 });
