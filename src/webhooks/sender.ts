@@ -59,8 +59,9 @@ export function createSender({ lookup, allowPrivate, timeoutMs = 15_000, connect
     connections: connectionsPerOrigin,
     pipelining: 1,
     keepAliveTimeout: 30_000,
-    headersTimeout: timeoutMs,
-    bodyTimeout: timeoutMs,
+    // The sweeper below enforces the whole-attempt deadline; these only back it up.
+    headersTimeout: timeoutMs + 1000,
+    bodyTimeout: timeoutMs + 1000,
   });
 
   // One sweeper for the whole-attempt deadline instead of a timer per request (2,000 requests/s).
@@ -111,7 +112,7 @@ export type Sender = ReturnType<typeof createSender>;
 
 /** A short, secret-free description of a failed attempt. */
 function describe(err: unknown, timedOut: boolean, timeoutMs: number): string {
-  if (timedOut) return `Timed out after ${Math.round(timeoutMs / 1000)} s`;
+  if (timedOut) return `Timed out after ${timeoutMs / 1000} s`;
   const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
   const inner = e.cause && e.code !== 'EWEBHOOKTARGET' ? e.cause : e;
   if (inner instanceof RefusedTargetError || e.code === 'EWEBHOOKTARGET') return `Refused by the SSRF guard: ${(inner as Error).message}`;

@@ -3,6 +3,7 @@ import type { Generated } from 'kysely';
 /** Milliseconds since the epoch, as stored. */
 type Ms = number;
 
+/** A tenant's webhook: target URL, subscribed events, signing secrets and health. */
 export interface WebhooksTable {
   id: Generated<number>;
   tenant_id: number;
@@ -26,6 +27,7 @@ export interface WebhooksTable {
 /** Status of one delivery (one event for one webhook). */
 export type DeliveryStatus = 'queued' | 'sending' | 'delivered' | 'failed';
 
+/** One event for one webhook: the durable retry queue and the delivery log in one row. */
 export interface WebhookDeliveriesTable {
   id: Generated<number>;
   webhook_id: number;
@@ -46,6 +48,7 @@ export interface WebhookDeliveriesTable {
   created_at: Ms;
 }
 
+/** One POST of a delivery and what came of it. */
 export interface WebhookAttemptsTable {
   id: Generated<number>;
   delivery_id: number;

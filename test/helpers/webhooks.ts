@@ -43,7 +43,12 @@ export async function startReceiver(t: ExecutionContext, o: { script?: Answer[];
   const script = [...(o.script ?? [])];
   let fallback: Answer = o.fallback ?? { status: 200 };
   const hanging = new Set<ServerResponse>();
+  let open = 0;
+  let maxOpen = 0;
   const server = createServer((req, res) => {
+    open++;
+    maxOpen = Math.max(maxOpen, open);
+    res.on('close', () => { open--; });
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -73,6 +78,8 @@ export async function startReceiver(t: ExecutionContext, o: { script?: Answer[];
     answer: (...next: Answer[]) => { script.push(...next); },
     /** Changes the answer once the script is used up. */
     setFallback: (a: Answer) => { fallback = a; },
+    /** The most requests that were open at the same time. */
+    maxConcurrent: () => maxOpen,
     /** Resolves once at least `n` requests arrived. */
     waitForCount: (n: number, timeoutMs = 10_000) => waitFor(() => requests.length >= n, `${n} webhook request(s)`, timeoutMs).then(() => requests),
     close,
