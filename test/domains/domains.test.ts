@@ -109,15 +109,3 @@ test('tasks are visible only to the key that created them; polls check the kind'
   t.deepEqual(list.body, { total_domain: 0, results: {}, status: 'success' });
   t.is((await app.get('/v1/list/domain', sameTenant)).body.total_domain, 1, 'resources are visible to the whole tenant');
 });
-
-test('a created domain\'s task completes well under a second', async (t) => {
-  const app = await startTestApp(t);
-  const key = await app.keyFor();
-  const started = performance.now();
-  const r = await app.post('/v1/create/domain', key, { Domain: 'fast.example' });
-  const task = await app.pollTask('/v1/get/domain', key, r.body.task_id);
-  const ms = performance.now() - started;
-  t.is(task.body.status, 'completed');
-  t.log(`create-domain round trip ${ms.toFixed(0)} ms`);
-  t.true(ms < 3000, `took ${ms} ms`); // generous bound for a shared CI machine; typical is ~100 ms
-});
