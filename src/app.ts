@@ -90,6 +90,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
         : Promise.resolve();
       await Promise.all([httpClosed, smtp.close(), webhooks.stop()]);
       await emails.stop();
+      await smtp.stopParsers();
       await queue.stop();
       await database.close();
     },

@@ -2,7 +2,7 @@ import type { Readable } from 'node:stream';
 import { authenticate, type AuthenticateResult } from 'mailauth';
 import type { AuthResults } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
-import { createPromiseResolver } from './dns.js';
+import { cachedLookup, createPromiseResolver } from './dns.js';
 
 /** The SMTP envelope facts that SPF and DMARC judge a message by. */
 export interface AuthEnvelope {
@@ -58,7 +58,7 @@ export function summarize(res: AuthenticateResult): AuthResults {
  */
 export function createAuthenticator({ hostname, dnsServers, logger, timeoutMs = 15_000 }: AuthenticatorOptions) {
   const dns = createPromiseResolver(dnsServers);
-  const resolver = (name: string, rrtype: string) => dns.resolve(name, rrtype) as Promise<string[][] | string[]>;
+  const resolver = cachedLookup((name, rrtype) => dns.resolve(name, rrtype) as Promise<string[][] | string[]>);
   return async (input: Buffer | Readable, env: AuthEnvelope): Promise<AuthResults> => {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<null>((resolve) => { timer = setTimeout(() => resolve(null), timeoutMs); });

@@ -1,10 +1,13 @@
 import { readdir, unlink } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Core } from '../core.js';
-import type { Ingest, RecipientResolver } from '../ingest/types.js';
+import type { Ingest, RawParser, RecipientResolver } from '../ingest/types.js';
 import { createAuthenticator } from './auth.js';
+import { cachedQuota, cachedResolver } from './cache.js';
 import { createRawParser } from './parse.js';
-import { createRecipientCheck, type QuotaCheck } from './recipients.js';
+import { createParserPool } from './parse-pool.js';
+import { createRecipientCheck } from './recipients.js';
 import { createSmtpListener, DEFAULT_LIMITS, type SmtpLimits } from './server.js';
 
 /** What the SMTP capability is built on: the recipient resolver (aliases) and the ingestion path (emails). */
@@ -14,18 +17,37 @@ export interface SmtpDeps {
 }
 
 /**
+ * Parser threads by default: one core stays with the SMTP and HTTP event loop, the others parse.
+ * Running from the TypeScript sources (tsx: development and tests) parses in-process instead,
+ * because a thread would first have to compile the parser's sources again.
+ */
+function defaultParserThreads(): number {
+  if (import.meta.url.endsWith('.ts')) return 0;
+  return Math.max(1, Math.min(4, availableParallelism() - 1));
+}
+
+/** The RawParser: a pool of `threads` parser threads, or in-process parsing when 0. */
+function createParsing(core: Core, threads: number): { parse: RawParser; close(): Promise<void> } {
+  const { config, logger } = core;
+  if (threads > 0) {
+    return createParserPool({ hostname: config.hostname, dnsServers: [...config.dnsServers], logLevel: config.logLevel, logger, threads, timeoutMs: 120_000, idleMs: 10_000 });
+  }
+  const authenticate = createAuthenticator({ hostname: config.hostname, dnsServers: config.dnsServers, logger });
+  return { parse: createRawParser({ hostname: config.hostname, authenticate, logger }), close: async () => undefined };
+}
+
+/**
  * Wires the SMTP ingress: registers our raw parser (mailparser + mailauth) with ingest, and builds
  * the listener whose RCPT checks go through `resolve` and whose DATA goes to `ingest.acceptRaw`.
  * `start` in app.ts calls `listen`, `stop` calls `close`, main.ts calls `reloadTls` on SIGHUP.
  */
-export function installSmtp(core: Core, deps: SmtpDeps, options: { limits?: Partial<SmtpLimits> } = {}) {
+export function installSmtp(core: Core, deps: SmtpDeps, options: { limits?: Partial<SmtpLimits>; parserThreads?: number } = {}) {
   const { config, logger, clock } = core;
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
-  const authenticate = createAuthenticator({ hostname: config.hostname, dnsServers: config.dnsServers, logger });
-  const parser = createRawParser({ hostname: config.hostname, authenticate, logger });
-  deps.ingest.setRawParser(parser);
-  const quota: QuotaCheck = (ids, incoming) => deps.ingest.overQuota(ids, Math.max(1, incoming));
-  const checkRecipient = createRecipientCheck({ resolve: deps.resolve, quota, maxRecipients: limits.maxRecipients });
+  const parsing = createParsing(core, options.parserThreads ?? defaultParserThreads());
+  deps.ingest.setRawParser(parsing.parse);
+  const quota = cachedQuota((ids, incoming) => deps.ingest.overQuota(ids, Math.max(1, incoming)), clock, limits.maxSize);
+  const checkRecipient = createRecipientCheck({ resolve: cachedResolver(deps.resolve, clock), quota, maxRecipients: limits.maxRecipients });
   const listener = createSmtpListener({ config, logger, clock, checkRecipient, accept: (d) => deps.ingest.acceptRaw(d), overQuota: quota, limits });
 
   /** Spool files left by sessions that died mid-DATA before a crash: never acknowledged, never adopted. */
@@ -47,8 +69,10 @@ export function installSmtp(core: Core, deps: SmtpDeps, options: { limits?: Part
     reloadTls: listener.reloadTls,
     /** Open sessions and messages in flight. */
     stats: listener.stats,
-    /** The parser registered with ingest (also used by tests of the corpus). */
-    parser,
+    /** The parser registered with ingest (mailparser and mailauth, in threads when built). */
+    parser: parsing.parse,
+    /** Stops the parser threads (they also stop by themselves when idle). */
+    stopParsers: parsing.close,
   };
 }
 /** The SMTP capability as app.ts holds it. */

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { SMTPServer, type SMTPServerEnvelope, type SMTPServerSession } from 'smtp-server';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
+import { RAW_IN_ROW_BYTES } from '../ingest/accept.js';
 import type { RawDelivery } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
 import { receiveMessage } from './data.js';
@@ -40,7 +41,8 @@ export const DEFAULT_LIMITS: SmtpLimits = {
   maxPerAddress: 20,
   idleTimeoutMs: 120_000,
   dataTimeoutMs: 600_000,
-  memoryLimit: 512 * 1024,
+  // The size up to which ingest keeps raw mail in its queue row: larger messages go to a file at once.
+  memoryLimit: RAW_IN_ROW_BYTES,
   closeGraceMs: 8_000,
 };
 

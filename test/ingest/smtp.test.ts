@@ -24,9 +24,9 @@ test('mail over SMTP is stored once per Message-ID and its raw form is the bytes
   const again = await send(app, box.address, raw);
   t.regex(again.response, /^250/, 'a duplicate Message-ID is accepted');
   await send(app, box.address, message('<smtp-2@remote.example>', 'Second', 'Another'));
-  await pollUntil(app, box.key, '/v1/emails', (r) => r.body.data.length >= 2);
+  await pollUntil(app, box.key, '/v1/emails', (r) => r.body.data.length >= 2, 45_000);
   // Wait until the queue is empty, so the duplicate had its chance to be stored.
-  const deadline = Date.now() + 15_000;
+  const deadline = Date.now() + 45_000;
   while ((await app.app.db.selectFrom('inbound').select('id').where('status', '=', 'queued').execute()).length > 0 && Date.now() < deadline) {
     await new Promise((r) => setTimeout(r, 20));
   }
@@ -55,7 +55,7 @@ test('a large SMTP message is kept as a file under raw/ and served back whole', 
   const raw = message('<big@remote.example>', 'Big one', body);
   t.true(raw.length > 256 * 1024);
   await send(app, box.address, raw);
-  const [item] = (await pollUntil(app, box.key, '/v1/emails', (r) => r.body.data.length === 1)).body.data;
+  const [item] = (await pollUntil(app, box.key, '/v1/emails', (r) => r.body.data.length === 1, 45_000)).body.data;
   t.is(readdirSync(join(app.dataDir, 'raw')).length, 1);
   const res = await fetch(`${app.base}/v1/emails/${item.id}/raw`, { headers: { authorization: `Bearer ${box.key}` } });
   const bytes = Buffer.from(await res.arrayBuffer()).toString('utf8');

@@ -165,6 +165,9 @@ test('SIGHUP makes the running server reload its STARTTLS certificate; SIGTERM s
     now = await cn();
   }
   t.is(now, 'after-hup.mailstead.test');
+  // The log line travels through a pipe; give it a moment.
+  const logDeadline = Date.now() + 5_000;
+  while (!/smtp tls certificate reloaded/.test(server.output()) && Date.now() < logDeadline) await new Promise((r) => setTimeout(r, 50));
   t.regex(server.output(), /smtp tls certificate reloaded/);
   server.child.kill('SIGTERM');
   t.is(await server.exited, 0);

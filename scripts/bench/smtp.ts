@@ -1,0 +1,244 @@
+/**
+ * SMTP ingress throughput: the server runs as a child process (`node --import tsx src/main.ts`,
+ * rate limits off, no reachable DNS) and this script is its senders and its API reader.
+ *
+ * 1. CONNECTIONS sessions send ~5 KB messages back to back for SECONDS: acknowledged msgs/s and
+ *    latency percentiles (send to 250), then how long until the last one is listed by
+ *    GET /v1/emails and the full count is confirmed there (end-to-end msgs/s).
+ * 2. The same with a 74 KB attachment per message for ATTACH_SECONDS.
+ * 3. One message just under 25 MB: RSS growth of the server while it is received.
+ * The server's RSS is sampled every 100 ms throughout. Prints one JSON line.
+ *
+ * Usage: node --import tsx scripts/bench/smtp.ts [--seconds=20] [--attach-seconds=10] [--connections=10] [--big=1]
+ *   [--main=FILE] (default: dist/src/main.js when built after the last source change, else src/main.ts through tsx)
+ * Bounded: every phase has its duration and every wait a deadline.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import SMTPConnection from 'nodemailer/lib/smtp-connection';
+
+const { values } = parseArgs({ options: { seconds: { type: 'string' }, 'attach-seconds': { type: 'string' }, connections: { type: 'string' }, big: { type: 'string' }, main: { type: 'string' } } });
+const SECONDS = Number(values.seconds ?? 20);
+const ATTACH_SECONDS = Number(values['attach-seconds'] ?? 10);
+const CONNECTIONS = Number(values.connections ?? 10);
+const BIG = (values.big ?? '1') !== '0';
+// The server: the build (`npm run build`: dist/src/main.js, what `npm start` runs, with parser threads)
+// when there is one, else the sources through tsx (in-process parsing); --main=FILE picks another.
+const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+const BUILT = join(ROOT, 'dist', 'src', 'main.js');
+const MAIN = values.main ? [values.main] : builtIsCurrent() ? [BUILT] : ['--import', 'tsx', 'src/main.ts'];
+
+/** Whether dist/src/main.js exists and is newer than every source file (a stale build is not measured). */
+function builtIsCurrent(): boolean {
+  if (!existsSync(BUILT)) return false;
+  const built = statSync(BUILT).mtimeMs;
+  const newest = (dir: string): number => readdirSync(dir, { withFileTypes: true })
+    .reduce((m, e) => Math.max(m, e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs), 0);
+  return built >= newest(join(ROOT, 'src'));
+}
+const DOMAIN = 'bench.test';
+const RCPT = `inbox@${DOMAIN}`;
+
+const dataDir = mkdtempSync(join(tmpdir(), 'mailstead-smtp-bench-'));
+const env = {
+  ...process.env,
+  MAILSTEAD_DATA_DIR: dataDir, MAILSTEAD_HTTP_HOST: '127.0.0.1', MAILSTEAD_HTTP_PORT: '0', MAILSTEAD_SMTP_HOST: '127.0.0.1',
+  MAILSTEAD_SMTP_PORT: '0', MAILSTEAD_LOG_LEVEL: 'info', MAILSTEAD_RATE_LIMIT: '0', MAILSTEAD_INBOUND_RATE_LIMIT: '0',
+  MAILSTEAD_HOSTNAME: 'mx.bench.test', MAILSTEAD_DNS_SERVERS: '127.0.0.1:1',
+};
+
+function run(args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, args, { cwd: ROOT, env });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => { err += d; });
+    child.on('close', (code) => (code === 0 ? resolve(out.trim()) : reject(new Error(`${args.join(' ')}: ${err}`))));
+  });
+}
+
+function startServer(): Promise<{ child: ChildProcess; httpPort: number; smtpPort: number }> {
+  const child = spawn(process.execPath, MAIN, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let buf = '';
+    let httpPort = 0;
+    let smtpPort = 0;
+    const timer = setTimeout(() => reject(new Error('server did not start')), 30_000);
+    child.stdout!.on('data', (d) => {
+      buf += d;
+      // Only the start-up lines matter; later output is dropped so the pipe never fills.
+      if (httpPort && smtpPort) { buf = ''; return; }
+      for (const line of buf.split('\n')) {
+        const http = /"http_port":(\d+)/.exec(line);
+        const smtp = /"smtp_port":(\d+)/.exec(line);
+        if (http) httpPort = Number(http[1]);
+        if (smtp) smtpPort = Number(smtp[1]);
+      }
+      if (httpPort && smtpPort) { clearTimeout(timer); resolve({ child, httpPort, smtpPort }); }
+    });
+    child.on('exit', (code) => reject(new Error(`server exited ${code}`)));
+  });
+}
+
+const rssMb = (pid: number) => {
+  try {
+    const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+    return kb / 1024;
+  } catch {
+    return 0;
+  }
+};
+
+function body5k(): string {
+  const line = 'The quick brown fox jumps over the lazy dog while the mail server keeps up. ';
+  return Array.from({ length: 66 }, () => line).join('\r\n');
+}
+
+function message(n: number, tag: string, attachment: string | null): string {
+  const head = `From: Bench Sender <sender@client.example>\r\nTo: ${RCPT}\r\nSubject: ${tag} ${n}\r\nMessage-ID: <${tag}-${n}@client.example>\r\nMIME-Version: 1.0\r\n`;
+  if (!attachment) return `${head}Content-Type: text/plain; charset=utf-8\r\n\r\n${body5k()}\r\n`;
+  return `${head}Content-Type: multipart/mixed; boundary=bb\r\n\r\n--bb\r\nContent-Type: text/plain\r\n\r\n${body5k()}\r\n--bb\r\nContent-Type: application/pdf; name=report.pdf\r\nContent-Disposition: attachment; filename=report.pdf\r\nContent-Transfer-Encoding: base64\r\n\r\n${attachment}\r\n--bb--\r\n`;
+}
+
+async function client(port: number): Promise<SMTPConnection> {
+  const c = new SMTPConnection({ host: '127.0.0.1', port, ignoreTLS: true, name: 'client.example', socketTimeout: 60_000 });
+  c.on('error', () => undefined);
+  await new Promise<void>((res, rej) => c.connect((err) => (err ? rej(err) : res())));
+  return c;
+}
+
+const send = (c: SMTPConnection, raw: string | Buffer) => new Promise<void>((res, rej) => {
+  c.send({ from: 'sender@client.example', to: [RCPT] }, raw, (err) => (err ? rej(err) : res()));
+});
+
+/** CONNECTIONS senders back to back for `seconds`; returns counts and latencies. */
+async function load(port: number, seconds: number, tag: string, attachment: string | null) {
+  const latencies: number[] = [];
+  let n = 0;
+  let errors = 0;
+  const end = performance.now() + seconds * 1000;
+  const started = performance.now();
+  let lastAck = started;
+  let lastIndex = -1;
+  await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
+    const c = await client(port);
+    while (performance.now() < end) {
+      const i = n++;
+      const t0 = performance.now();
+      try {
+        await send(c, message(i, tag, attachment));
+        const t1 = performance.now();
+        latencies.push(t1 - t0);
+        if (t1 >= lastAck) { lastAck = t1; lastIndex = i; }
+      } catch {
+        errors++;
+      }
+    }
+    c.quit();
+  }));
+  latencies.sort((a, b) => a - b);
+  const pct = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] * 10) / 10;
+  const elapsed = (lastAck - started) / 1000;
+  return { acked: latencies.length, errors, elapsed, rate: Math.round(latencies.length / elapsed), p50: pct(0.5), p99: pct(0.99), started, lastAck, lastIndex };
+}
+
+async function main() {
+  const server = await startServer();
+  const pid = server.child.pid!;
+  let peak = 0;
+  const sampler = setInterval(() => { peak = Math.max(peak, rssMb(pid)); }, 100);
+  const base = `http://127.0.0.1:${server.httpPort}/api`;
+  try {
+    await run(['bin/mailstead.js', 'tenant', 'create', 'bench', '--plan', 'active']);
+    const key = await run(['bin/mailstead.js', 'key', 'create', '--tenant', 'bench', '--perms', 'read,write']);
+    const call = async (method: string, path: string, body?: unknown) => {
+      const res = await fetch(base + path, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
+      return { status: res.status, body: await res.json() as any };
+    };
+    const waitTask = async (path: string, id: number) => {
+      const deadline = Date.now() + 30_000;
+      for (;;) {
+        const r = await call('GET', `${path}?task_id=${id}`);
+        if (!['queued', 'running'].includes(r.body.status)) return r;
+        if (Date.now() > deadline) throw new Error('task deadline');
+        await new Promise((res) => setTimeout(res, 10));
+      }
+    };
+    await waitTask('/v1/get/domain', (await call('POST', '/v1/create/domain', { Domain: DOMAIN })).body.task_id);
+    const box = await call('POST', '/v1/create/mailbox/single', { Email_fullname: 'Bench Inbox', single_bulk: 'single', Domain: DOMAIN, Params: { email_id: RCPT, password: 0 } });
+    await waitTask('/v1/get/mailbox/single', box.body.task_id);
+    const rssIdle = rssMb(pid);
+
+    // Phase 1: 5 KB messages.
+    const plain = await load(server.smtpPort, SECONDS, 'plain', null);
+    // End to end: the last acknowledged message listed, then the full count confirmed.
+    const lastSubject = `plain ${plain.lastIndex}`;
+    const deadline = Date.now() + 60_000;
+    let visibleAt = 0;
+    while (Date.now() < deadline) {
+      const page = await call('GET', '/v1/emails?per_page=100');
+      if (page.body.data.some((e: any) => e.subject === lastSubject)) { visibleAt = performance.now(); break; }
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    let listed = 0;
+    let cursor: string | null = null;
+    for (let pages = 0; pages < 100_000; pages++) {
+      const r = await call('GET', `/v1/emails?per_page=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+      listed += r.body.data.length;
+      cursor = r.body.meta.next_cursor;
+      if (!cursor) break;
+    }
+    const countedAt = performance.now();
+    const visibleAfter = visibleAt ? (visibleAt - plain.lastAck) / 1000 : null;
+
+    // Phase 2: 74 KB attachment.
+    const attachment = Buffer.from(Array.from({ length: 74 * 1024 }, (_, i) => (i * 7 + 0x25) & 0xff)).toString('base64').replace(/.{76}/g, '$&\r\n');
+    const attached = ATTACH_SECONDS > 0 ? await load(server.smtpPort, ATTACH_SECONDS, 'attach', attachment) : null;
+
+    // Phase 3: one message just under 25 MB.
+    let big: { ok: boolean; rss_before_mb: number; rss_peak_mb: number; growth_mb: number; seconds: number } | null = null;
+    if (BIG) {
+      await new Promise((res) => setTimeout(res, 3000));
+      const before = rssMb(pid);
+      let bigPeak = before;
+      const s = setInterval(() => { bigPeak = Math.max(bigPeak, rssMb(pid)); }, 25);
+      const raw = Buffer.from(`From: sender@client.example\r\nSubject: big\r\nMessage-ID: <big@client.example>\r\nContent-Type: application/octet-stream\r\nContent-Transfer-Encoding: base64\r\n\r\n${Buffer.alloc(18 * 1024 * 1024, 1).toString('base64').replace(/.{76}/g, '$&\r\n')}\r\n`);
+      const c = await client(server.smtpPort);
+      const t0 = performance.now();
+      let ok = true;
+      await send(c, raw).catch(() => { ok = false; });
+      const seconds = (performance.now() - t0) / 1000;
+      c.quit();
+      clearInterval(s);
+      big = { ok, rss_before_mb: Math.round(before), rss_peak_mb: Math.round(bigPeak), growth_mb: Math.round(bigPeak - before), seconds: Math.round(seconds * 100) / 100 };
+    }
+
+    console.log(JSON.stringify({
+      bench: 'smtp',
+      server: MAIN.join(' '),
+      connections: CONNECTIONS,
+      plain_5kb: {
+        seconds: Math.round(plain.elapsed * 10) / 10, acked: plain.acked, errors: plain.errors, acked_per_s: plain.rate, p50_ms: plain.p50, p99_ms: plain.p99,
+        last_visible_after_s: visibleAfter === null ? null : Math.round(visibleAfter * 100) / 100,
+        end_to_end_per_s: visibleAt ? Math.round(plain.acked / ((visibleAt - plain.started) / 1000)) : null,
+        listed, all_listed: listed >= plain.acked, count_confirmed_after_s: Math.round(((countedAt - plain.lastAck) / 1000) * 100) / 100,
+      },
+      attach_74kb: attached && { seconds: Math.round(attached.elapsed * 10) / 10, acked: attached.acked, errors: attached.errors, acked_per_s: attached.rate, p50_ms: attached.p50, p99_ms: attached.p99 },
+      message_25mb: big,
+      rss_idle_mb: Math.round(rssIdle),
+      rss_peak_mb: Math.round(peak),
+    }));
+  } finally {
+    clearInterval(sampler);
+    server.child.kill('SIGTERM');
+    await new Promise((res) => { server.child.once('exit', res); setTimeout(res, 12_000); });
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();

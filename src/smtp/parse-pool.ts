@@ -1,0 +1,153 @@
+import { Worker } from 'node:worker_threads';
+import type { InboundMessage, RawDelivery, RawParser } from '../ingest/types.js';
+import type { Logger } from '../logger.js';
+
+/** What a parser thread is started with. */
+export interface ParserThreadOptions {
+  hostname: string;
+  dnsServers: string[];
+  logLevel: string;
+}
+
+/** A request to a parser thread: small messages travel as bytes, spooled ones by path. */
+export interface ParseRequest {
+  id: number;
+  raw: { bytes: Uint8Array } | { path: string };
+  delivery: Omit<RawDelivery, 'raw'>;
+}
+
+/** A parser thread's answer. */
+export type ParseReply = { id: number; ok: true; message: InboundMessage } | { id: number; ok: false; error: string };
+
+/** Options of the pool: how many threads, how long one message may take, when idle threads go. */
+export interface ParserPoolOptions extends ParserThreadOptions {
+  threads: number;
+  timeoutMs: number;
+  idleMs: number;
+  logger: Logger;
+}
+
+interface Pending {
+  resolve(m: InboundMessage): void;
+  reject(e: Error): void;
+  timer: NodeJS.Timeout;
+}
+
+interface Slot {
+  worker: Worker;
+  pending: Map<number, Pending>;
+}
+
+/**
+ * The thread entry: the compiled parse-worker.js next to this file, or, when running from the
+ * TypeScript sources (tsx), a bootstrap that registers tsx in the thread before loading it.
+ */
+function threadEntry(): { script: string | URL; evaluated: boolean } {
+  if (!import.meta.url.endsWith('.ts')) return { script: new URL('./parse-worker.js', import.meta.url), evaluated: false };
+  const api = import.meta.resolve('tsx/esm/api');
+  const target = new URL('./parse-worker.ts', import.meta.url).href;
+  return { script: `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(target)}); });`, evaluated: true };
+}
+
+/** Attachment bytes arrive as plain Uint8Arrays; the contract says Buffer. */
+function revive(message: InboundMessage): InboundMessage {
+  for (const a of message.attachments) {
+    const u8 = a.content as Uint8Array;
+    a.content = Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength);
+  }
+  return message;
+}
+
+/**
+ * A RawParser that runs mailparser and mailauth in worker threads, so parsing (the bulk of the
+ * per-message CPU) uses another core and never blocks the event loop that answers SMTP. Threads
+ * start on demand and stop after `idleMs` without work; a thread that fails, exits or takes longer
+ * than `timeoutMs` for one message is replaced, and its messages are rejected (ingest retries).
+ */
+export function createParserPool(opts: ParserPoolOptions) {
+  const entry = threadEntry();
+  const workerData: ParserThreadOptions = { hostname: opts.hostname, dnsServers: opts.dnsServers, logLevel: opts.logLevel };
+  let slots: Slot[] = [];
+  let seq = 0;
+  let idleTimer: NodeJS.Timeout | null = null;
+  let closed = false;
+
+  function fail(slot: Slot, err: Error): void {
+    slots = slots.filter((s) => s !== slot);
+    for (const p of slot.pending.values()) { clearTimeout(p.timer); p.reject(err); }
+    slot.pending.clear();
+  }
+
+  function spawn(): Slot {
+    const worker = new Worker(entry.script, { eval: entry.evaluated, workerData, resourceLimits: { maxOldGenerationSizeMb: 512 } });
+    // Parser threads never keep the process alive; an idle pool lets it exit.
+    worker.unref();
+    const slot: Slot = { worker, pending: new Map() };
+    worker.on('message', (reply: ParseReply) => {
+      const p = slot.pending.get(reply.id);
+      if (!p) return;
+      slot.pending.delete(reply.id);
+      clearTimeout(p.timer);
+      if (reply.ok) p.resolve(revive(reply.message));
+      else p.reject(new Error(reply.error));
+      if (slots.every((s) => s.pending.size === 0)) armIdle();
+    });
+    worker.on('error', (err) => {
+      opts.logger.error({ err }, 'parser thread failed');
+      fail(slot, err);
+    });
+    worker.on('exit', (code) => fail(slot, new Error(`parser thread exited with code ${code}`)));
+    return slot;
+  }
+
+  function armIdle(): void {
+    if (idleTimer) clearTimeout(idleTimer);
+    idleTimer = setTimeout(() => {
+      idleTimer = null;
+      if (slots.some((s) => s.pending.size > 0)) return;
+      const old = slots;
+      slots = [];
+      for (const s of old) void s.worker.terminate();
+    }, opts.idleMs);
+    idleTimer.unref();
+  }
+
+  function pick(): Slot {
+    while (slots.length < opts.threads) slots.push(spawn());
+    return slots.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
+  }
+
+  const parse: RawParser = (raw, delivery) => new Promise<InboundMessage>((resolve, reject) => {
+    if (closed) return reject(new Error('parser pool closed'));
+    if (idleTimer) { clearTimeout(idleTimer); idleTimer = null; }
+    const slot = pick();
+    const id = ++seq;
+    const timer = setTimeout(() => {
+      opts.logger.error({ timeout_ms: opts.timeoutMs }, 'parsing a message took too long; restarting its parser thread');
+      void slot.worker.terminate();
+    }, opts.timeoutMs);
+    slot.pending.set(id, { resolve, reject, timer });
+    if (Buffer.isBuffer(raw)) {
+      // A copy of exactly the message's bytes, handed over without a second copy.
+      const bytes = new Uint8Array(raw);
+      const request: ParseRequest = { id, raw: { bytes }, delivery };
+      slot.worker.postMessage(request, [bytes.buffer]);
+    } else {
+      slot.worker.postMessage({ id, raw: { path: raw.path }, delivery } satisfies ParseRequest);
+    }
+  });
+
+  return {
+    parse,
+    /** Threads running now. */
+    threads: () => slots.length,
+    /** Stops every thread; parses still waiting are rejected. */
+    async close(): Promise<void> {
+      closed = true;
+      if (idleTimer) clearTimeout(idleTimer);
+      const old = slots;
+      slots = [];
+      await Promise.all(old.map((s) => s.worker.terminate()));
+    },
+  };
+}
