@@ -90,6 +90,8 @@ export function emailRoutes({ registry, emails, files }: { registry: RouteRegist
       ctx.set('X-Content-Type-Options', 'nosniff');
       ctx.set('Cache-Control', 'private, no-store');
       ctx.set('Content-Security-Policy', "default-src 'none'; sandbox");
+      // A link is fetched once; not keeping the connection also lets a shutdown finish at once.
+      ctx.set('Connection', 'close');
       // Set as stored (ctx.type would append a charset of its own).
       ctx.set('Content-Type', file.contentType);
       ctx.body = file.body;

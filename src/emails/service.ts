@@ -46,11 +46,18 @@ export function listItem(r: ListRow) {
 export function createEmailService({ db, store, markers, events, clock }: {
   db: Db; store: EmailStore; markers: Markers; events: EventRecorder; clock: Clock;
 }) {
-  /** Keys of the page on one side of a position (or the first page), nearest first, plus one to tell if more follow. */
-  async function pageKeys(filter: ListFilter, match: string | null, pos: Position | null, perPage: number) {
-    if (match === null) return store.listKeys(db, filter, pos, perPage + 1);
+  /** Keys of a search page on one side of a position (or the first page), nearest first, plus one to tell if more follow. */
+  function searchKeys(filter: ListFilter, match: string, pos: Position | null, perPage: number) {
     if (pos?.side === 'above') return store.searchOrdered(db, match, filter, pos, perPage + 1);
     return newestHits(perPage + 1, (belowId, limit) => store.searchChunk(db, match, filter, pos, belowId, limit));
+  }
+
+  /** The rows of a page (plus one): straight from the index without `q`; ids first, then rows, with it. */
+  async function pageRows(filter: ListFilter, match: string | null, pos: Position | null, perPage: number): Promise<ListRow[]> {
+    if (match === null) return store.listPage(db, filter, pos, perPage + 1);
+    const keys = await searchKeys(filter, match, pos, perPage);
+    const rows = new Map((await store.listRows(db, filter.tenantId, keys.map((k) => k.id))).map((x) => [x.id, x]));
+    return keys.flatMap((k) => { const x = rows.get(k.id); return x ? [x] : []; });
   }
 
   function anyBeyond(filter: ListFilter, match: string | null, pos: Position) {
@@ -71,12 +78,11 @@ export function createEmailService({ db, store, markers, events, clock }: {
       // Text with nothing searchable in it matches nothing.
       if (r.q !== undefined && r.q.trim() !== '' && match === null) return { data: [], meta };
       const pos: Position | null = cursor ? { receivedAt: cursor.receivedAt, id: cursor.id, side: cursor.direction === 'next' ? 'below' : 'above' } : null;
-      const keys = await pageKeys(filter, match, pos, r.perPage);
-      const more = keys.length > r.perPage;
-      const page = keys.slice(0, r.perPage);
+      const rows = await pageRows(filter, match, pos, r.perPage);
+      const more = rows.length > r.perPage;
+      const page = rows.slice(0, r.perPage);
       if (pos?.side === 'above') page.reverse();
-      const rows = new Map((await store.listRows(db, tenantId, page.map((k) => k.id))).map((x) => [x.id, x]));
-      const data = page.flatMap((k) => { const x = rows.get(k.id); return x ? [listItem(x)] : []; });
+      const data = page.map(listItem);
       const first = page[0];
       const last = page[page.length - 1];
       const at = (k: { received_at: number; id: number }, side: 'below' | 'above'): Position => ({ receivedAt: k.received_at, id: k.id, side });

@@ -51,20 +51,27 @@ export function createEmailWriter({ store, markers, clock }: { store: EmailStore
       const fts: EmailsFtsTable[] = [];
       const created: Created[] = [];
       const now = clock.now();
-      for (const c of copies) {
+      const first = await store.nextEmailId(trx);
+      const texts = copies.map((c) => plainText(c.message.bodyText, c.message.bodyHtml));
+      const rows = copies.map((c, i) => {
         const m = c.message;
-        const text = plainText(m.bodyText, m.bodyHtml);
         const prev = state.get(c.tenantId);
         const receivedMax = prev === undefined ? m.receivedAt : Math.max(prev, m.receivedAt);
-        const id = await store.insertEmail(trx, {
-          tenant_id: c.tenantId, mailbox_id: c.mailboxId, message_id: m.messageId,
+        state.set(c.tenantId, receivedMax);
+        if (prev !== receivedMax) changed.add(c.tenantId);
+        return {
+          id: first + i, tenant_id: c.tenantId, mailbox_id: c.mailboxId, message_id: m.messageId,
           from_email: m.fromEmail, from_name: m.fromName, to_email: c.toEmail, subject: m.subject,
-          snippet: snippetOf(text), received_at: m.receivedAt, received_max: receivedMax, size: c.size,
+          snippet: snippetOf(texts[i]), received_at: m.receivedAt, received_max: receivedMax, size: c.size,
           has_attachments: m.attachments.length > 0 ? 1 : 0, read_at: null, deleted_at: null,
           updated_seq: markers.next(), created_at: now,
-        });
-        if (id === undefined) continue;
-        if (prev !== receivedMax) { state.set(c.tenantId, receivedMax); changed.add(c.tenantId); }
+        };
+      });
+      const stored = await store.insertEmails(trx, rows);
+      copies.forEach((c, i) => {
+        const id = first + i;
+        if (!stored.has(id)) return;
+        const m = c.message;
         contents.push({
           email_id: id, inbound_id: c.inboundId, cc: JSON.stringify(m.cc), bcc: JSON.stringify(m.bcc),
           headers: JSON.stringify(m.headers), auth: m.auth ? JSON.stringify(m.auth) : null,
@@ -76,9 +83,9 @@ export function createEmailWriter({ store, markers, clock }: { store: EmailStore
             content_id: a.contentId, disposition: a.disposition, sha256: a.sha256,
           });
         }
-        fts.push({ rowid: id, subject: m.subject, body: text.slice(0, INDEXED_BODY_CHARS), from_email: m.fromEmail, from_name: m.fromName ?? '' });
+        fts.push({ rowid: id, subject: m.subject, body: texts[i].slice(0, INDEXED_BODY_CHARS), from_email: m.fromEmail, from_name: m.fromName ?? '' });
         created.push({ id, tenantId: c.tenantId, mailboxId: c.mailboxId, size: c.size, inboundId: c.inboundId });
-      }
+      });
       await inChunks(contents, (p) => store.insertContents(trx, p));
       await inChunks(attachments, (p) => store.insertAttachments(trx, p));
       await inChunks(fts, (p) => store.indexFts(trx, p));

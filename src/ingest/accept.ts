@@ -1,3 +1,4 @@
+import type { Insertable } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { conflict, unprocessable } from '../errors.js';
@@ -5,6 +6,7 @@ import type { BlobStore } from './blobs.js';
 import { createGroupCommit, type Outcome } from './group-commit.js';
 import { apiMessageSize, smtpTargets, type Envelope, type StoredMessage, type Target } from './message.js';
 import { messageKey, type IngestStore, type MessageKey } from './store.js';
+import type { InboundTable } from './tables.js';
 import type { InboundMessage, RawDelivery, RecipientResolver } from './types.js';
 
 /** Raw messages up to this size live in their queue row, so one fsync per group commit covers them. */
@@ -43,9 +45,11 @@ export function createAcceptor(deps: {
       const out: Outcome<void>[] = [];
       const used = new Map<number, number>();
       const now = clock.now();
+      const rows: Insertable<InboundTable>[] = [];
+      const reservations: Array<{ keys: MessageKey[]; row: number }> = [];
       for (const j of jobs) {
         if (j.kind === 'smtp') {
-          await store.insertInbound(trx, {
+          rows.push({
             kind: 'smtp', message: JSON.stringify(j.envelope), targets: JSON.stringify(j.targets),
             raw: j.raw, raw_path: j.rawPath, size: j.size, error: null, created_at: now, done_at: null,
           });
@@ -61,11 +65,11 @@ export function createAcceptor(deps: {
           out.push({ ok: false, error: unprocessable('mailbox over quota') });
           continue;
         }
-        const inboundId = await store.insertInbound(trx, {
+        reservations.push({ keys: mine, row: rows.length });
+        rows.push({
           kind: 'api', message: JSON.stringify(j.message), targets: JSON.stringify([j.target]),
           raw: null, raw_path: null, size: j.size, error: null, created_at: now, done_at: null,
         });
-        await store.reserve(trx, mine.map((k) => ({ mailbox_id: k.mailboxId, message_id: k.messageId, inbound_id: inboundId })));
         for (const k of mine) taken.add(messageKey(k));
         // Counted as soon as accepted, so a burst cannot overrun a quota before the worker stores it.
         for (const id of j.target.mailboxIds) {
@@ -75,6 +79,8 @@ export function createAcceptor(deps: {
         }
         out.push({ ok: true, value: undefined });
       }
+      const ids = await store.insertInbound(trx, rows);
+      await store.reserve(trx, reservations.flatMap((r) => r.keys.map((k) => ({ mailbox_id: k.mailboxId, message_id: k.messageId, inbound_id: ids[r.row] }))));
       for (const [id, delta] of used) await store.addUsedBytes(trx, id, delta);
       return out;
     });

@@ -5,8 +5,12 @@ import { createAcceptor } from './accept.js';
 import { createBlobStore } from './blobs.js';
 import { ingestRoutes } from './routes.js';
 import { createIngestStore } from './store.js';
+import { createOrphanSweep } from './sweep.js';
 import type { Ingest, RawParser, RecipientResolver } from './types.js';
 import { createIngestWorker } from './worker.js';
+
+/** Cron job name of the hourly sweep of files no row names. */
+export const SWEEP_JOB = 'ingest.sweep-orphans';
 
 /**
  * Wires ingestion: the blob store, the group-committing acceptor, the batch worker that stores
@@ -19,7 +23,7 @@ export function createIngest(core: Core, deps: { resolve: RecipientResolver; eve
   const worker = createIngestWorker({
     db: core.db, store, blobs, writer: deps.writer, events: deps.events, clock: core.clock, logger: core.logger, parser: () => parser,
   });
-  const acceptor = createAcceptor({ db: core.db, store, blobs, resolve: deps.resolve, clock: core.clock, onCommitted: () => worker.wake() });
+  const acceptor = createAcceptor({ db: core.db, store, blobs, resolve: deps.resolve, clock: core.clock, onCommitted: () => worker.accepted() });
   const ingest: Ingest = {
     acceptMessage: acceptor.acceptMessage,
     acceptRaw: acceptor.acceptRaw,
@@ -27,5 +31,7 @@ export function createIngest(core: Core, deps: { resolve: RecipientResolver; eve
     setRawParser(p: RawParser) { parser = p; worker.wake(); },
   };
   ingestRoutes({ registry: core.registry, ingest });
-  return { ingest, worker, store, blobs };
+  const sweepOrphans = createOrphanSweep({ db: core.db, store, blobs, clock: core.clock, logger: core.logger });
+  core.cron.add({ name: SWEEP_JOB, schedule: '17 * * * *', run: sweepOrphans });
+  return { ingest, worker, store, blobs, sweepOrphans };
 }

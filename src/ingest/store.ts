@@ -16,13 +16,16 @@ export function createIngestStore() {
   return {
     /** Which of these pairs are already stored or queued. */
     async takenKeys(db: Db, keys: MessageKey[]): Promise<Set<string>> {
-      if (keys.length === 0) return new Set();
-      const pairs = sql.join(keys.map((k) => sql`(${k.mailboxId}, ${k.messageId})`));
-      const rows = await sql<{ mailbox_id: number; message_id: string }>`
-        SELECT mailbox_id, message_id FROM emails WHERE (mailbox_id, message_id) IN (VALUES ${pairs})
-        UNION ALL
-        SELECT mailbox_id, message_id FROM inbound_reservations WHERE (mailbox_id, message_id) IN (VALUES ${pairs})`.execute(db);
-      return new Set(rows.rows.map((r) => messageKey({ mailboxId: r.mailbox_id, messageId: r.message_id })));
+      const taken = new Set<string>();
+      for (let i = 0; i < keys.length; i += 2000) {
+        const pairs = sql.join(keys.slice(i, i + 2000).map((k) => sql`(${k.mailboxId}, ${k.messageId})`));
+        const rows = await sql<{ mailbox_id: number; message_id: string }>`
+          SELECT mailbox_id, message_id FROM emails WHERE (mailbox_id, message_id) IN (VALUES ${pairs})
+          UNION ALL
+          SELECT mailbox_id, message_id FROM inbound_reservations WHERE (mailbox_id, message_id) IN (VALUES ${pairs})`.execute(db);
+        for (const r of rows.rows) taken.add(messageKey({ mailboxId: r.mailbox_id, messageId: r.message_id }));
+      }
+      return taken;
     },
 
     /** Quota and usage of mailboxes. */
@@ -30,11 +33,25 @@ export function createIngestStore() {
       mailboxIds.length === 0 ? Promise.resolve([])
         : db.selectFrom('mailboxes').select(['id', 'tenant_id', 'quota_mb', 'used_bytes']).where('id', 'in', mailboxIds).execute(),
 
-    insertInbound: (db: Db, row: Insertable<InboundTable>) =>
-      db.insertInto('inbound').values(row).returning('id').executeTakeFirstOrThrow().then((r) => r.id),
+    /**
+     * Inserts queue rows in one statement and returns their ids, in order. Ids are assigned here
+     * (after the largest one) because the caller holds the only writing connection inside its
+     * transaction; a multi-row RETURNING would not promise an order.
+     */
+    async insertInbound(db: Db, rows: Insertable<InboundTable>[]): Promise<number[]> {
+      if (rows.length === 0) return [];
+      const max = await db.selectFrom('inbound').select((eb) => eb.fn.max('id').as('m')).executeTakeFirst();
+      const first = Number(max?.m ?? 0) + 1;
+      const ids = rows.map((_, i) => first + i);
+      for (let i = 0; i < rows.length; i += 200) {
+        await db.insertInto('inbound').values(rows.slice(i, i + 200).map((r, j) => ({ ...r, id: ids[i + j] }))).execute();
+      }
+      return ids;
+    },
 
-    reserve: (db: Db, rows: Array<{ mailbox_id: number; message_id: string; inbound_id: number }>) =>
-      rows.length ? db.insertInto('inbound_reservations').values(rows).execute() : Promise.resolve(),
+    async reserve(db: Db, rows: Array<{ mailbox_id: number; message_id: string; inbound_id: number }>) {
+      for (let i = 0; i < rows.length; i += 500) await db.insertInto('inbound_reservations').values(rows.slice(i, i + 500)).execute();
+    },
 
     /** The oldest queued rows, without their payload. */
     queued: (db: Db, limit: number) =>
@@ -80,6 +97,22 @@ export function createIngestStore() {
     /** Removes what ingest holds for deleted mailboxes (reservations). */
     dropReservations: (db: Db, mailboxIds: number[]) =>
       db.deleteFrom('inbound_reservations').where('mailbox_id', 'in', mailboxIds).execute(),
+
+    /** Which of these blob hashes an attachment names. */
+    referencedBlobs: (db: Db, hashes: string[]) =>
+      hashes.length === 0 ? Promise.resolve(new Set<string>())
+        : db.selectFrom('attachments').select('sha256').distinct().where('sha256', 'in', hashes).execute()
+          .then((rows) => new Set(rows.map((r) => r.sha256))),
+
+    /** Messages of queued API rows (their attachment blobs are not yet named by attachment rows). */
+    queuedApiMessages: (db: Db) =>
+      db.selectFrom('inbound').select('message').where('status', '=', 'queued').where('kind', '=', 'api').execute()
+        .then((rows) => rows.map((r) => r.message)),
+
+    /** Raw files the queue still names. */
+    rawPaths: (db: Db) =>
+      db.selectFrom('inbound').select('raw_path').where('raw_path', 'is not', null).execute()
+        .then((rows) => new Set(rows.map((r) => r.raw_path!))),
 
     /** Removes done inbound rows among these that neither an email nor a forward references; returns their raw files. */
     async dropUnreferenced(db: Db, ids: number[]): Promise<string[]> {

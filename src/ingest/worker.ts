@@ -8,14 +8,24 @@ import type { Envelope, StoredMessage, Target } from './message.js';
 import type { IngestStore } from './store.js';
 import type { RawParser } from './types.js';
 
-/** Rows per batch transaction: large enough to share the FTS5 and commit cost, small enough to keep the connection free for readers. */
-export const BATCH_ROWS = 64;
+/** Rows per batch transaction when no mail is arriving: large batches share the FTS5 and commit cost. */
+export const BATCH_ROWS = 256;
+/** While mail is arriving, a batch aims at this many milliseconds, so acknowledgements never wait long behind it. */
+export const BUSY_BATCH_MS = 8;
+/** Mail accepted within this many milliseconds means the acceptor is busy. */
+const BUSY_WINDOW_MS = 100;
 /** Bytes of queued messages per batch (raw rows are loaded whole). */
 export const BATCH_BYTES = 8 * 1024 * 1024;
+/** Raw messages parsed (and authenticated) at the same time. */
+export const PARSE_CONCURRENCY = 16;
 /** Parse attempts before a raw message is given up as failed. */
 export const MAX_ATTEMPTS = 3;
 const POLL_MS = 1000;
+/** Longest pause between batches while mail arrives (a slow parse must not stall storage). */
+const MAX_PAUSE_MS = 100;
 
+type InboundRow = Awaited<ReturnType<IngestStore['load']>>[number];
+type Failure = { id: number; error: string; final: boolean };
 type Prepared = { id: number; kind: 'api' | 'smtp'; targets: Target[]; message: StoredMessage; mailFrom: string | null; size: number };
 
 /**
@@ -35,10 +45,11 @@ export function createIngestWorker(deps: {
   let running = false;
   let again = false;
   let stopped = true;
+  let committing = false;
   let timer: NodeJS.Timeout | null = null;
   let idleWaiters: Array<() => void> = [];
 
-  async function prepare(row: Awaited<ReturnType<IngestStore['load']>>[number]): Promise<Prepared> {
+  async function prepare(row: InboundRow): Promise<Prepared> {
     const targets = JSON.parse(row.targets) as Target[];
     if (row.kind === 'api') {
       const message = JSON.parse(row.message) as StoredMessage;
@@ -46,8 +57,9 @@ export function createIngestWorker(deps: {
     }
     const envelope = JSON.parse(row.message) as Envelope;
     const parse = deps.parser()!;
-    const { recipients: _r, ...rest } = envelope;
-    const delivery = { ...rest, recipients: [] as never[] };
+    const { recipients: _addresses, ...rest } = envelope;
+    const recipients = targets.map((t) => ({ address: t.address, resolution: { kind: 'deliver' as const, tenantId: t.tenantId, mailboxIds: t.mailboxIds, forwards: t.forwards } }));
+    const delivery = { ...rest, recipients };
     const parsed = await parse(row.raw ?? { path: row.raw_path! }, delivery);
     const attachments = await Promise.all(parsed.attachments.map(async (a) => ({
       filename: a.filename, contentType: a.contentType, size: a.content.length, sha256: await blobs.putBlob(a.content),
@@ -56,90 +68,127 @@ export function createIngestWorker(deps: {
     return { id: row.id, kind: 'smtp', targets, message: { ...parsed, attachments }, mailFrom: envelope.mailFrom, size: row.size };
   }
 
+  /**
+   * The batch transaction: a copy per destination mailbox with its index entries, quota usage of
+   * SMTP mail, `email.received` events, forwards, rows marked done (or removed when nothing needs
+   * them) and failures noted. Returns raw files no row names any more (removed after the commit).
+   */
+  async function storeBatch(trx: Db, rows: InboundRow[], prepared: Prepared[], failed: Failure[], now: number): Promise<string[]> {
+    const unlink: string[] = [];
+    const owners = await store.mailboxOwners(trx, [...new Set(prepared.flatMap((p) => p.targets.flatMap((t) => t.mailboxIds)))]);
+    const copies: Copy[] = [];
+    for (const p of prepared) {
+      const seen = new Set<number>();
+      for (const t of p.targets) {
+        for (const mailboxId of t.mailboxIds) {
+          // A mailbox deleted since acceptance gets nothing; one reached twice gets one copy.
+          if (owners.get(mailboxId) !== t.tenantId || seen.has(mailboxId)) continue;
+          seen.add(mailboxId);
+          copies.push({ tenantId: t.tenantId, mailboxId, inboundId: p.kind === 'smtp' ? p.id : null, toEmail: t.address, size: p.size, message: p.message });
+        }
+      }
+    }
+    const created = await writer.storeCopies(trx, copies);
+    const used = new Map<number, number>();
+    for (const c of created) if (c.inboundId !== null) used.set(c.mailboxId, (used.get(c.mailboxId) ?? 0) + c.size);
+    for (const [id, delta] of used) await store.addUsedBytes(trx, id, delta);
+    await events.record(trx, created.map((c): EmailEvent => ({ tenantId: c.tenantId, type: 'email.received', emailId: c.id, mailboxId: c.mailboxId })));
+    const referenced = new Set(created.map((c) => c.inboundId));
+    const done: Array<{ id: number; keep: boolean }> = [];
+    for (const p of prepared) {
+      const forwards = p.targets.flatMap((t) => t.forwards.map((address) => ({ tenantId: t.tenantId, address })));
+      await store.insertForwards(trx, forwards.map((f) => ({
+        tenant_id: f.tenantId, inbound_id: p.id, mail_from: p.mailFrom, address: f.address,
+        next_attempt_at: now, last_error: null, created_at: now,
+      })));
+      const keep = forwards.length > 0 || referenced.has(p.id);
+      done.push({ id: p.id, keep });
+      if (!keep && p.kind === 'smtp') {
+        const row = rows.find((r) => r.id === p.id);
+        if (row?.raw_path) unlink.push(row.raw_path);
+      }
+    }
+    await store.finish(trx, done, now);
+    for (const f of failed) {
+      if (f.final) await store.fail(trx, f.id, f.error, now);
+      else await store.bumpAttempts(trx, f.id, f.error);
+    }
+    return unlink;
+  }
+
   /** Stores one batch; returns how many rows it took off the queue (0 when nothing is ready). */
-  async function batch(): Promise<number> {
+  async function batch(maxRows: number): Promise<number> {
     const now = clock.now();
     const hasParser = deps.parser() !== null;
-    const ready = (await store.queued(db, BATCH_ROWS * 4))
+    const ready = (await store.queued(db, maxRows * 2))
       .filter((r) => (r.kind === 'api' || hasParser) && (retryAt.get(r.id) ?? 0) <= now);
     const picked: number[] = [];
     let bytes = 0;
     for (const r of ready) {
-      if (picked.length >= BATCH_ROWS || (picked.length > 0 && bytes + r.size > BATCH_BYTES)) break;
+      if (picked.length >= maxRows || (picked.length > 0 && bytes + r.size > BATCH_BYTES)) break;
       picked.push(r.id);
       bytes += r.size;
     }
     if (picked.length === 0) return 0;
     const rows = await store.load(db, picked);
     const prepared: Prepared[] = [];
-    const failed: Array<{ id: number; error: string; final: boolean }> = [];
-    for (const row of rows) {
-      try {
-        prepared.push(await prepare(row));
-      } catch (err) {
-        const final = row.attempts + 1 >= MAX_ATTEMPTS;
-        failed.push({ id: row.id, error: (err as Error)?.message ?? String(err), final });
-        log.warn({ err, inbound_id: row.id, final }, 'inbound message could not be prepared');
+    const failed: Failure[] = [];
+    // Raw mail is parsed concurrently: authentication waits on DNS, not on this process.
+    const outcomes: Array<Prepared | null> = new Array(rows.length).fill(null);
+    let nextRow = 0;
+    await Promise.all(Array.from({ length: Math.min(PARSE_CONCURRENCY, rows.length) }, async () => {
+      while (nextRow < rows.length) {
+        const i = nextRow++;
+        const row = rows[i];
+        try {
+          outcomes[i] = await prepare(row);
+        } catch (err) {
+          const final = row.attempts + 1 >= MAX_ATTEMPTS;
+          failed.push({ id: row.id, error: (err as Error)?.message ?? String(err), final });
+          log.warn({ err, inbound_id: row.id, final }, 'inbound message could not be prepared');
+        }
       }
+    }));
+    for (const p of outcomes) if (p) prepared.push(p);
+    // Stopping while parses ran: the rows stay queued for the next start.
+    if (stopped) return 0;
+    committing = true;
+    let unlink: string[];
+    try {
+      unlink = await db.transaction().execute((trx) => storeBatch(trx, rows, prepared, failed, now));
+    } finally {
+      committing = false;
     }
-    const unlink: string[] = [];
-    await db.transaction().execute(async (trx) => {
-      const owners = await store.mailboxOwners(trx, [...new Set(prepared.flatMap((p) => p.targets.flatMap((t) => t.mailboxIds)))]);
-      const copies: Copy[] = [];
-      for (const p of prepared) {
-        const seen = new Set<number>();
-        for (const t of p.targets) {
-          for (const mailboxId of t.mailboxIds) {
-            // A mailbox deleted since acceptance gets nothing; one reached twice gets one copy.
-            if (owners.get(mailboxId) !== t.tenantId || seen.has(mailboxId)) continue;
-            seen.add(mailboxId);
-            copies.push({ tenantId: t.tenantId, mailboxId, inboundId: p.kind === 'smtp' ? p.id : null, toEmail: t.address, size: p.size, message: p.message });
-          }
-        }
-      }
-      const created = await writer.storeCopies(trx, copies);
-      const used = new Map<number, number>();
-      for (const c of created) if (c.inboundId !== null) used.set(c.mailboxId, (used.get(c.mailboxId) ?? 0) + c.size);
-      for (const [id, delta] of used) await store.addUsedBytes(trx, id, delta);
-      await events.record(trx, created.map((c): EmailEvent => ({ tenantId: c.tenantId, type: 'email.received', emailId: c.id, mailboxId: c.mailboxId })));
-      const referenced = new Set(created.map((c) => c.inboundId));
-      const done: Array<{ id: number; keep: boolean }> = [];
-      for (const p of prepared) {
-        const forwards = p.targets.flatMap((t) => t.forwards.map((address) => ({ tenantId: t.tenantId, address })));
-        await store.insertForwards(trx, forwards.map((f) => ({
-          tenant_id: f.tenantId, inbound_id: p.id, mail_from: p.mailFrom, address: f.address,
-          next_attempt_at: now, last_error: null, created_at: now,
-        })));
-        const keep = forwards.length > 0 || referenced.has(p.id);
-        done.push({ id: p.id, keep });
-        if (!keep && p.kind === 'smtp') {
-          const row = rows.find((r) => r.id === p.id);
-          if (row?.raw_path) unlink.push(row.raw_path);
-        }
-      }
-      await store.finish(trx, done, now);
-      for (const f of failed) {
-        if (f.final) await store.fail(trx, f.id, f.error, now);
-        else await store.bumpAttempts(trx, f.id, f.error);
-      }
-    });
     for (const f of failed) if (!f.final) retryAt.set(f.id, now + 5000 * 2 ** (rows.find((r) => r.id === f.id)?.attempts ?? 0));
     for (const p of prepared) retryAt.delete(p.id);
     for (const path of unlink) await blobs.remove(path);
     return rows.length;
   }
 
-  // Each batch is followed by a turn of the event loop, so HTTP and SMTP are served between batches.
-  const yieldToIo = () => new Promise<void>((r) => setImmediate(r));
+  // Scheduling uses the process's monotonic time (not the injectable clock: it measures, it does not decide what is due).
+  let lastAcceptAt = -Infinity;
+  let msPerRow = 0.5;
+  const pause = (ms: number) => new Promise<void>((r) => (ms > 0 ? setTimeout(r, ms) : setImmediate(r)));
 
+  /**
+   * Batches until the queue is empty. While mail is arriving the acknowledgements come first:
+   * batches are sized to about BUSY_BATCH_MS and followed by a pause three times as long, so
+   * storage takes at most a quarter of the event loop and the queue absorbs the burst; when
+   * nothing arrives, full batches run back to back.
+   */
   async function loop(): Promise<void> {
     try {
       do {
         again = false;
         while (!stopped) {
-          const n = await batch();
+          const busy = performance.now() - lastAcceptAt < BUSY_WINDOW_MS;
+          const rows = busy ? Math.max(4, Math.min(BATCH_ROWS, Math.floor(BUSY_BATCH_MS / msPerRow))) : BATCH_ROWS;
+          const started = performance.now();
+          const n = await batch(rows);
           if (n === 0) break;
-          await yieldToIo();
+          const took = performance.now() - started;
+          msPerRow = 0.8 * msPerRow + 0.2 * (took / n);
+          await pause(busy ? Math.min(MAX_PAUSE_MS, Math.max(10, 3 * took)) : 0);
         }
       } while (again && !stopped);
     } catch (err) {
@@ -159,8 +208,13 @@ export function createIngestWorker(deps: {
   }
 
   return {
-    /** Looks for queued rows now (after a commit). */
+    /** Looks for queued rows now. */
     wake,
+    /** Told after each acceptance commit: wakes the worker and marks the acceptor busy. */
+    accepted() {
+      lastAcceptAt = performance.now();
+      wake();
+    },
     /** Starts working, beginning with whatever a previous run left queued. */
     start() {
       stopped = false;
@@ -168,15 +222,14 @@ export function createIngestWorker(deps: {
       timer.unref();
       wake();
     },
-    /** Stops taking batches and waits for the one under way. */
+    /**
+     * Stops taking batches and waits for a batch transaction under way; a batch still parsing
+     * (authentication may wait on DNS for seconds) is abandoned, its rows stay queued.
+     */
     async stop() {
       stopped = true;
       if (timer) clearInterval(timer);
-      if (running) await new Promise<void>((r) => idleWaiters.push(r));
-    },
-    /** Runs batches until nothing is ready (tests, benchmarks). */
-    async drain() {
-      while ((await batch()) > 0) { /* next batch */ }
+      if (running && committing) await new Promise<void>((r) => idleWaiters.push(r));
     },
   };
 }

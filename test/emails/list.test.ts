@@ -80,6 +80,8 @@ test('keyset pages never repeat or skip a row while new mail arrives, and prev_c
     // New mail arrives between pages: newer than everything, and older than everything.
     await deliver(app, box.key, box.address, { received_at: at(100 + page), subject: `new${page}` });
     await deliver(app, box.key, box.address, { received_at: at(-100 - page), subject: `old${page}` });
+    // Storage is asynchronous: the next page is read once both are in.
+    await waitForEmails(app, box.key, Math.min(100, 23 + 2 * (page + 1)));
     cursor = r.body.meta.next_cursor;
     if (!cursor) break;
   }

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { startTestApp } from '../helpers/app.js';
-import { deliver, inboundBody, makeInbox, postInbound, waitForMessage } from '../helpers/emails.js';
+import { deliver, inboundBody, makeInbox, postInbound, waitForEmails, waitForMessage } from '../helpers/emails.js';
 
 test('an accepted inbound email becomes visible in list and get', async (t) => {
   const app = await startTestApp(t);
@@ -160,4 +160,21 @@ test('null optional fields mean absent, and a comma list of cc is split', async 
   t.deepEqual(got.bcc, []);
   t.is(got.body_text, null);
   t.is(got.snippet, '');
+});
+
+test('storage is asynchronous: an accepted message is durably queued at once and visible once the worker stored it', async (t) => {
+  const app = await startTestApp(t);
+  const box = await makeInbox(app);
+  const bodies = Array.from({ length: 40 }, () => inboundBody(box.address));
+  const answers = await Promise.all(bodies.map((b) => postInbound(app, box.key, b)));
+  t.true(answers.every((r) => r.status === 200));
+  // Right after the answers, each message is either still queued or already stored: never missing.
+  const queued = await app.app.db.selectFrom('inbound').select('message').where('status', '=', 'queued').execute();
+  const stored = await app.app.db.selectFrom('emails').select('message_id').execute();
+  const known = new Set([...queued.map((q) => JSON.parse(q.message).messageId), ...stored.map((s) => s.message_id)]);
+  t.true(bodies.every((b) => known.has(b.message_id)));
+  const all = await waitForEmails(app, box.key, 40);
+  t.is(all.length, 40);
+  t.is((await app.app.db.selectFrom('inbound').select('id').execute()).length, 0, 'stored API mail leaves no queue row behind');
+  t.is((await app.app.db.selectFrom('inbound_reservations').select('inbound_id').execute()).length, 0);
 });

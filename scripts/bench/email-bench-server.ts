@@ -1,0 +1,63 @@
+/**
+ * Shared by the email benchmarks: runs `src/main.ts` as a child process (so the load generator
+ * does not share its event loop), with rate limits off, and reads its port from the log.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+/** The repository root. */
+export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+/** The environment of a benchmark server on `dataDir`. */
+export const benchEnv = (dataDir: string): Record<string, string> => ({
+  MAILSTEAD_DATA_DIR: dataDir, MAILSTEAD_HTTP_HOST: '127.0.0.1', MAILSTEAD_HTTP_PORT: '0', MAILSTEAD_SMTP_HOST: '127.0.0.1',
+  MAILSTEAD_SMTP_PORT: '0', MAILSTEAD_LOG_LEVEL: 'info', MAILSTEAD_RATE_LIMIT: '0', MAILSTEAD_INBOUND_RATE_LIMIT: '0',
+  MAILSTEAD_HOSTNAME: 'bench.mailstead.test', MAILSTEAD_DNS_SERVERS: '127.0.0.1:1',
+});
+
+/** A running server child. */
+export interface BenchServer {
+  child: ChildProcess;
+  base: string;
+  stop(): Promise<void>;
+}
+
+/** Starts the server on `dataDir` and resolves once it logged its HTTP port (60 s at most). */
+export function startServer(dataDir: string): Promise<BenchServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+    cwd: ROOT, env: { ...process.env, ...benchEnv(dataDir) }, stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`server did not start: ${out.slice(-500)}`)); }, 60_000);
+    child.stdout!.on('data', (d: Buffer) => {
+      if (out === null) return;
+      out += d;
+      const m = /"http_port":(\d+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        out = '';
+        child.stdout!.removeAllListeners('data');
+        child.stdout!.resume();
+        resolve({
+          child, base: `http://127.0.0.1:${m[1]}/api`,
+          async stop() { child.kill('SIGTERM'); await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]); child.kill('SIGKILL'); },
+        });
+      }
+    });
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited ${code}: ${out.slice(-500)}`)); });
+  });
+}
+
+/** Runs the admin CLI on `dataDir` and returns its stdout (throws on a non-zero exit). */
+export function cli(dataDir: string, args: string[]): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['bin/mailstead.js', ...args], { cwd: ROOT, env: { ...process.env, ...benchEnv(dataDir) } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (d) => { stdout += d; });
+    child.stderr.on('data', (d) => { stderr += d; });
+    child.on('close', (code) => (code === 0 ? resolve(stdout.trim()) : reject(new Error(`cli ${args.join(' ')}: ${stderr}`))));
+  });
+}
