@@ -21,6 +21,22 @@ import { createTenantService } from './tenants/service.js';
 import { createTenantStore } from './tenants/store.js';
 import { installWebhooks } from './webhooks/index.js';
 
+const HTTP_DRAIN_MS = 8_000;
+
+/**
+ * Stops accepting HTTP connections and waits for in-flight requests. A keep-alive connection whose
+ * response ends after the first sweep would otherwise idle until its keep-alive timeout, so idle
+ * connections are closed again as responses finish, and everything left is cut after a grace period.
+ */
+function closeHttp(server: Server): Promise<void> {
+  return new Promise<void>((resolve) => {
+    const sweep = setInterval(() => server.closeIdleConnections(), 50);
+    const deadline = setTimeout(() => server.closeAllConnections(), HTTP_DRAIN_MS);
+    server.close(() => { clearInterval(sweep); clearTimeout(deadline); resolve(); });
+    server.closeIdleConnections();
+  });
+}
+
 /** Options of createApp; tests pass a temporary data dir in `config` and may inject a clock. */
 export interface AppOptions {
   config: Readonly<Config>;
@@ -85,9 +101,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
     /** Stops accepting, lets in-flight HTTP requests, SMTP sessions and tasks finish, closes the database. */
     async stop(): Promise<void> {
       await cron.stop();
-      const httpClosed = server
-        ? new Promise<void>((resolve) => { server!.close(() => resolve()); server!.closeIdleConnections(); })
-        : Promise.resolve();
+      const httpClosed = server ? closeHttp(server) : Promise.resolve();
       await Promise.all([httpClosed, smtp.close(), webhooks.stop()]);
       await emails.stop();
       await smtp.stopParsers();

@@ -4,15 +4,19 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { quietDns } from '../../test/helpers/dns.js';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
+
+// Mail authentication and DNS checks ask a real local DNS server that answers at once (NXDOMAIN).
+const dnsServers = await quietDns();
 
 /** The environment of a benchmark server on `dataDir`. */
 export const benchEnv = (dataDir: string): Record<string, string> => ({
   MAILSTEAD_DATA_DIR: dataDir, MAILSTEAD_HTTP_HOST: '127.0.0.1', MAILSTEAD_HTTP_PORT: '0', MAILSTEAD_SMTP_HOST: '127.0.0.1',
   MAILSTEAD_SMTP_PORT: '0', MAILSTEAD_LOG_LEVEL: 'info', MAILSTEAD_RATE_LIMIT: '0', MAILSTEAD_INBOUND_RATE_LIMIT: '0',
-  MAILSTEAD_HOSTNAME: 'bench.mailstead.test', MAILSTEAD_DNS_SERVERS: '127.0.0.1:1',
+  MAILSTEAD_HOSTNAME: 'bench.mailstead.test', MAILSTEAD_DNS_SERVERS: dnsServers,
 });
 
 /** A running server child. */

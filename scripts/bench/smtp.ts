@@ -20,6 +20,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
+import { quietDns } from '../../test/helpers/dns.js';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string' }, 'attach-seconds': { type: 'string' }, connections: { type: 'string' }, big: { type: 'string' }, main: { type: 'string' } } });
 const SECONDS = Number(values.seconds ?? 20);
@@ -48,7 +49,7 @@ const env = {
   ...process.env,
   MAILSTEAD_DATA_DIR: dataDir, MAILSTEAD_HTTP_HOST: '127.0.0.1', MAILSTEAD_HTTP_PORT: '0', MAILSTEAD_SMTP_HOST: '127.0.0.1',
   MAILSTEAD_SMTP_PORT: '0', MAILSTEAD_LOG_LEVEL: 'info', MAILSTEAD_RATE_LIMIT: '0', MAILSTEAD_INBOUND_RATE_LIMIT: '0',
-  MAILSTEAD_HOSTNAME: 'mx.bench.test', MAILSTEAD_DNS_SERVERS: '127.0.0.1:1',
+  MAILSTEAD_HOSTNAME: 'mx.bench.test', MAILSTEAD_DNS_SERVERS: await quietDns(),
 };
 
 function run(args: string[]): Promise<string> {

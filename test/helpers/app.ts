@@ -6,6 +6,7 @@ import { createApp, type App } from '../../src/app.js';
 import type { Clock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
+import { quietDns } from './dns.js';
 
 /** An HTTP answer with its JSON body parsed (or the text when it is not JSON). */
 export interface Reply {
@@ -43,7 +44,7 @@ let tenantSeq = 0;
  */
 export async function startTestApp(t: ExecutionContext, opts: { env?: Record<string, string>; clock?: Clock; dataDir?: string } = {}) {
   const dataDir = opts.dataDir ?? tempDir(t);
-  const config = loadConfig({ ...TEST_ENV, MAILSTEAD_DATA_DIR: dataDir, ...opts.env });
+  const config = loadConfig({ ...TEST_ENV, MAILSTEAD_DNS_SERVERS: await quietDns(), MAILSTEAD_DATA_DIR: dataDir, ...opts.env });
   const app: App = await createApp({ config, clock: opts.clock, logger: createLogger(config.logLevel) });
   const { httpPort, smtpPort } = await app.start();
   let stopped = false;

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { TEST_ENV } from './app.js';
+import { quietDns } from './dns.js';
 
 /** The repository root. */
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -32,9 +33,10 @@ export interface ServerProcess {
 }
 
 /** Starts `src/main.ts` on ports 0 and resolves once both ports were logged. */
-export function startServerProcess(dataDir: string, env: Record<string, string> = {}, timeoutMs = 30_000): Promise<ServerProcess> {
+export async function startServerProcess(dataDir: string, env: Record<string, string> = {}, timeoutMs = 30_000): Promise<ServerProcess> {
+  const dns = await quietDns();
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
-    cwd: ROOT, env: { ...process.env, ...TEST_ENV, MAILSTEAD_LOG_LEVEL: 'info', MAILSTEAD_DATA_DIR: dataDir, ...env },
+    cwd: ROOT, env: { ...process.env, ...TEST_ENV, MAILSTEAD_DNS_SERVERS: dns, MAILSTEAD_LOG_LEVEL: 'info', MAILSTEAD_DATA_DIR: dataDir, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';

@@ -7,6 +7,7 @@ import type { InboundMessage, RawDelivery } from '../../src/ingest/types.js';
 import { createLogger } from '../../src/logger.js';
 import { createAuthenticator } from '../../src/smtp/auth.js';
 import { createRawParser } from '../../src/smtp/parse.js';
+import { quietDns } from '../helpers/dns.js';
 import { expectedAttachmentSample, FIXTURE_SENDER, loadFixtures, type Fixture } from '../helpers/smtp.js';
 
 // The parser is pure logic over bytes: these tests run it directly on the corpus. The same corpus
@@ -14,10 +15,11 @@ import { expectedAttachmentSample, FIXTURE_SENDER, loadFixtures, type Fixture } 
 const HOSTNAME = 'mx.mailstead.test';
 const ARRIVAL = Date.UTC(2025, 5, 1, 12, 0, 0);
 const logger = createLogger('silent');
+// Mail authentication asks a real DNS server on 127.0.0.1 that publishes nothing (fast NXDOMAIN).
 const parser = createRawParser({
   hostname: HOSTNAME,
   logger,
-  authenticate: createAuthenticator({ hostname: HOSTNAME, dnsServers: ['127.0.0.1:1'], logger, timeoutMs: 5_000 }),
+  authenticate: createAuthenticator({ hostname: HOSTNAME, dnsServers: [await quietDns()], logger, timeoutMs: 5_000 }),
 });
 const RECEIVED = 'Received: from client.example (client.example [127.0.0.1])\r\n\tby mx.mailstead.test (Mailstead) with ESMTP id t1.1\r\n\tfor <bob@mailstead.test>; Sun, 01 Jun 2025 12:00:00 +0000\r\n';
 

@@ -1,4 +1,5 @@
 import test from 'ava';
+import { quietDns } from '../helpers/dns.js';
 import { manualClock } from '../../src/clock.js';
 import type { Resolution } from '../../src/ingest/types.js';
 import { createLogger } from '../../src/logger.js';
@@ -115,7 +116,7 @@ test('the parser pool parses in a thread, and a parse that takes too long costs 
   const logger = createLogger('silent');
   const delivery = { size: 0, mailFrom: 's@client.example', recipients: [], remoteAddress: '127.0.0.1', heloName: 'client.example', tls: false, receivedAt: 0 };
   const raw = Buffer.from('From: A <a@example.org>\r\nSubject: pooled\r\nMessage-ID: <p@example.org>\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nhello\r\n--b\r\nContent-Type: application/octet-stream; name=x.bin\r\nContent-Transfer-Encoding: base64\r\n\r\nAAECAw==\r\n--b--\r\n');
-  const pool = createParserPool({ hostname: 'mx.test', dnsServers: ['127.0.0.1:1'], logLevel: 'silent', logger, threads: 1, timeoutMs: 30_000, idleMs: 1_000 });
+  const pool = createParserPool({ hostname: 'mx.test', dnsServers: [await quietDns()], logLevel: 'silent', logger, threads: 1, timeoutMs: 30_000, idleMs: 1_000 });
   t.teardown(() => pool.close());
   const m = await pool.parse(raw, delivery);
   t.is(m.subject, 'pooled');
