@@ -97,13 +97,11 @@ test('a spooled (file) message parses the same as one in memory, and a generated
   }
 });
 
-test('authentication degrades to temperror/none when no DNS answers, quickly', async (t) => {
+test('authentication results are none when the sender\'s domain publishes nothing', async (t) => {
   const f = loadFixtures()[0];
-  const started = Date.now();
   const m = await parser(Buffer.concat([Buffer.from(RECEIVED), f.raw]), delivery(f));
-  t.true(Date.now() - started < 5_000);
-  t.is(m.auth?.spf?.result, 'temperror');
+  t.is(m.auth?.spf?.result, 'none');
   t.is(m.auth?.dkim?.result, 'none');
-  t.is(m.auth?.dmarc?.result, 'temperror');
+  t.is(m.auth?.dmarc?.result, 'none');
   t.is(m.auth?.spf?.domain, 'client.example');
 });
