@@ -24,15 +24,14 @@ import { installWebhooks } from './webhooks/index.js';
 const HTTP_DRAIN_MS = 8_000;
 
 /**
- * Stops accepting HTTP connections and waits for in-flight requests. A keep-alive connection whose
- * response ends after the first sweep would otherwise idle until its keep-alive timeout, so idle
- * connections are closed again as responses finish, and everything left is cut after a grace period.
+ * Stops accepting HTTP connections and waits for in-flight requests. Responses sent while draining
+ * carry `Connection: close` (see createHttpApp), so keep-alive connections end with their last
+ * response; idle ones are closed at once, and whatever is left is cut after a grace period.
  */
 function closeHttp(server: Server): Promise<void> {
   return new Promise<void>((resolve) => {
-    const sweep = setInterval(() => server.closeIdleConnections(), 50);
     const deadline = setTimeout(() => server.closeAllConnections(), HTTP_DRAIN_MS);
-    server.close(() => { clearInterval(sweep); clearTimeout(deadline); resolve(); });
+    server.close(() => { clearTimeout(deadline); resolve(); });
     server.closeIdleConnections();
   });
 }
@@ -55,9 +54,9 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const cron = createCron(logger);
   for (const job of taskCronJobs(queue)) cron.add(job);
   const tenants = createTenantService({ db, store: createTenantStore(), clock, cooldownSeconds: config.cooldownSeconds });
-  const registry = createRouteRegistry({ tenants, config, clock });
+  const registry = createRouteRegistry({ tenants, config, clock, durable: database.durable });
   const metrics = createMetrics();
-  const core: Core = { config, clock, logger, db, queue, cron, registry, tenants, metrics };
+  const core: Core = { config, clock, logger, db, queue, cron, registry, tenants, metrics, durable: database.durable };
 
   // Capabilities, in dependency order; each install returns what later ones build on.
   const domains = installDomains(core);
@@ -68,7 +67,8 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const smtp = installSmtp(core, { resolve: aliases.resolve, ingest: emails.ingest });
   const dns = installDns(core, { domains });
 
-  const http = createHttpApp({ registry, logger, publicUrl: config.publicUrl, metrics });
+  const lifecycle = { draining: false };
+  const http = createHttpApp({ registry, logger, publicUrl: config.publicUrl, metrics, lifecycle });
   let server: Server | null = null;
 
   return {
@@ -101,6 +101,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
     /** Stops accepting, lets in-flight HTTP requests, SMTP sessions and tasks finish, closes the database. */
     async stop(): Promise<void> {
       await cron.stop();
+      lifecycle.draining = true;
       const httpClosed = server ? closeHttp(server) : Promise.resolve();
       await Promise.all([httpClosed, smtp.close(), webhooks.stop()]);
       await emails.stop();

@@ -42,7 +42,7 @@ async function run(argv: string[]): Promise<string> {
   if (!known.includes(command)) usage(noun ? `unknown command "${[noun, verb].filter(Boolean).join(' ')}"` : 'no command given');
 
   const config = loadConfig();
-  const database = await openDatabase(config.dataDir);
+  const database = await openDatabase(config.dataDir, { synchronous: 'FULL' });
   try {
     const tenants = createTenantService({ db: database.db, store: createTenantStore(), clock: systemClock, cooldownSeconds: config.cooldownSeconds });
     switch (command) {

@@ -19,4 +19,6 @@ export interface Core {
   registry: RouteRegistry;
   tenants: TenantService;
   metrics: Metrics;
+  /** Resolves once every commit made before the call survives a power cut; await it before acknowledging. */
+  durable(): Promise<void>;
 }

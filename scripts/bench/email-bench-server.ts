@@ -28,7 +28,9 @@ export interface BenchServer {
 
 /** Starts the server on `dataDir` and resolves once it logged its HTTP port (60 s at most). */
 export function startServer(dataDir: string): Promise<BenchServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+  // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the server.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
     cwd: ROOT, env: { ...process.env, ...benchEnv(dataDir) }, stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));

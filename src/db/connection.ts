@@ -4,6 +4,7 @@ import BetterSqlite3 from 'better-sqlite3';
 import { Kysely, Migrator, SqliteDialect, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
+import { createWalSync } from './durability.js';
 
 /** The Kysely handle every store takes; a transaction is also one. */
 export type Db = Kysely<Database>;
@@ -14,6 +15,8 @@ export type Trx = Transaction<Database>;
 export interface Database_ {
   db: Db;
   sqlite: BetterSqlite3.Database;
+  /** Resolves once every transaction committed before the call survives a power cut. */
+  durable(): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -48,15 +51,17 @@ export const databaseFile = (dataDir: string) => join(dataDir, 'mailstead.db');
 
 /**
  * Opens (creating if needed) the SQLite database of a data directory, with WAL so the CLI and the
- * server can share it, synchronous=FULL so a commit survives a power cut, foreign keys on, and a
- * busy timeout for the moments another process holds the write lock. Runs pending migrations.
+ * server can share it, foreign keys on, and a busy timeout for the moments another process holds
+ * the write lock. Runs pending migrations. The server runs synchronous=NORMAL and makes commits
+ * durable before it acknowledges them with `durable()` (see durability.ts); short-lived callers
+ * such as the CLI ask for FULL, so each of their commits is durable by itself.
  */
-export async function openDatabase(dataDir: string): Promise<Database_> {
+export async function openDatabase(dataDir: string, opts: { synchronous?: 'NORMAL' | 'FULL' } = {}): Promise<Database_> {
   mkdirSync(dataDir, { recursive: true });
   const sqlite = new BetterSqlite3(databaseFile(dataDir));
   sqlite.pragma('busy_timeout = 10000');
   sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma('synchronous = FULL');
+  sqlite.pragma(`synchronous = ${opts.synchronous ?? 'NORMAL'}`);
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('temp_store = MEMORY');
   sqlite.pragma('cache_size = -32768');
@@ -67,9 +72,14 @@ export async function openDatabase(dataDir: string): Promise<Database_> {
     await db.destroy();
     throw error;
   }
+  const wal = createWalSync(`${databaseFile(dataDir)}-wal`);
   return {
     db,
     sqlite,
-    close: () => db.destroy(),
+    durable: () => wal.flush(),
+    close: async () => {
+      await db.destroy();
+      wal.close();
+    },
   };
 }

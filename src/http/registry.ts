@@ -36,6 +36,8 @@ export interface RouteSpec<B = any, Q = any, P = any> {
   body?: JsonSchema;
   query?: JsonSchema;
   params?: JsonSchema;
+  /** The handler itself waits for durability before it returns (so the registry need not). */
+  durableByHandler?: boolean;
   /** Status codes this operation may answer besides 200, for the description. */
   errors?: number[];
   handler(ctx: Context, input: RouteInput<B, Q, P>): unknown | Promise<unknown>;
@@ -57,7 +59,7 @@ function presentedKey(ctx: Context): string | null {
  * authentication, permission and plan guards, rate limits, body parsing and validation, and keeps
  * them for the OpenAPI description, so the schemas that validate are the schemas published.
  */
-export function createRouteRegistry({ tenants, config, clock }: { tenants: TenantService; config: Config; clock: Clock }) {
+export function createRouteRegistry({ tenants, config, clock, durable }: { tenants: TenantService; config: Config; clock: Clock; durable: () => Promise<void> }) {
   const router = new Router({ prefix: '/api' });
   const specs: RouteSpec[] = [];
   const limiters = {
@@ -95,6 +97,8 @@ export function createRouteRegistry({ tenants, config, clock }: { tenants: Tenan
         body(input.body);
       }
       await spec.handler(ctx, input as RouteInput<B, Q, P>);
+      // Whatever a successful change committed is on disk before the client hears of it.
+      if (spec.method !== 'get' && !spec.durableByHandler && ctx.status < 400) await durable();
     });
   }
 

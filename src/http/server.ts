@@ -7,7 +7,9 @@ import { buildOpenApi } from './openapi.js';
 import type { RouteRegistry } from './registry.js';
 
 /** The Koa application: access log, error contract, /metrics, every registered route, 405 and 404. */
-export function createHttpApp({ registry, logger, publicUrl, metrics }: { registry: RouteRegistry; logger: Logger; publicUrl: string; metrics: Metrics }) {
+export function createHttpApp({ registry, logger, publicUrl, metrics, lifecycle }: {
+  registry: RouteRegistry; logger: Logger; publicUrl: string; metrics: Metrics; lifecycle: { draining: boolean };
+}) {
   registry.add({
     method: 'get', path: '/health', summary: 'Liveness: the database is open and the listeners are up', permission: false,
     handler: (ctx) => { ctx.body = { status: 'success' }; },
@@ -23,6 +25,11 @@ export function createHttpApp({ registry, logger, publicUrl, metrics }: { regist
   });
   const app = new Koa({ proxy: false });
   app.silent = true;
+  // While shutting down, every response ends its connection, so keep-alive clients let go.
+  app.use(async (ctx, next) => {
+    await next();
+    if (lifecycle.draining) ctx.set('Connection', 'close');
+  });
   app.use(accessLog(logger, metrics));
   app.use(errorMiddleware(logger));
   // Prometheus text at /metrics, outside /api and without a key (bind to loopback or protect it in production).

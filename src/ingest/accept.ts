@@ -28,7 +28,7 @@ const fits = (m: { quota_mb: number; used_bytes: number }, size: number) => m.qu
  * that arrived meanwhile); each caller resolves only after the commit holding its message.
  */
 export function createAcceptor(deps: {
-  db: Db; store: IngestStore; blobs: BlobStore; resolve: RecipientResolver; clock: Clock; onCommitted(): void;
+  db: Db; store: IngestStore; blobs: BlobStore; resolve: RecipientResolver; clock: Clock; onCommitted(): void; durable(): Promise<void>;
 }) {
   const { db, store, blobs, resolve, clock } = deps;
 
@@ -88,7 +88,7 @@ export function createAcceptor(deps: {
     return outcomes;
   }
 
-  const group = createGroupCommit(commit);
+  const group = createGroupCommit(commit, deps.durable);
 
   return {
     /**

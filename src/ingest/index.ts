@@ -23,7 +23,7 @@ export function createIngest(core: Core, deps: { resolve: RecipientResolver; eve
   const worker = createIngestWorker({
     db: core.db, store, blobs, writer: deps.writer, events: deps.events, clock: core.clock, logger: core.logger, parser: () => parser,
   });
-  const acceptor = createAcceptor({ db: core.db, store, blobs, resolve: deps.resolve, clock: core.clock, onCommitted: () => worker.accepted() });
+  const acceptor = createAcceptor({ db: core.db, store, blobs, resolve: deps.resolve, clock: core.clock, onCommitted: () => worker.accepted(), durable: core.durable });
   const ingest: Ingest = {
     acceptMessage: acceptor.acceptMessage,
     acceptRaw: acceptor.acceptRaw,

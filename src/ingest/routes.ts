@@ -7,7 +7,7 @@ import type { Ingest } from './types.js';
 export function ingestRoutes({ registry, ingest }: { registry: RouteRegistry; ingest: Ingest }) {
   registry.add<InboundBody>({
     method: 'post', path: '/v1/mail/inbound', summary: 'Accept an inbound email (answered once durably committed; stored asynchronously)',
-    permission: 'inbound', rateLimit: 'inbound', bodyLimit: INBOUND_BODY_LIMIT, body: inboundBody, errors: [409, 413, 415, 429],
+    permission: 'inbound', rateLimit: 'inbound', durableByHandler: true, bodyLimit: INBOUND_BODY_LIMIT, body: inboundBody, errors: [409, 413, 415, 429],
     async handler(ctx, { key, body }) {
       await ingest.acceptMessage(key.tenantId, normalizeInbound(body));
       ctx.body = { status: 'accepted', message_id: body.message_id };

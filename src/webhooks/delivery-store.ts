@@ -39,24 +39,12 @@ function chunks<T>(list: T[], size = CHUNK): T[][] {
 export function createDeliveryStore() {
   return {
     /**
-     * Runs the engine's bookkeeping (claims, outcomes, the attempt log) in one transaction that
-     * commits without an fsync (synchronous=NORMAL; WAL stays consistent and the next FULL commit
-     * of anyone makes it durable). Losing the last moments of bookkeeping in a power cut only
-     * re-sends those deliveries, which X-Webhook-Id lets receivers recognise; the delivery rows
-     * themselves are created in the recording transaction at full durability. The connection is
-     * held throughout, so no other transaction runs with the relaxed setting.
+     * Runs the engine's bookkeeping (claims, outcomes, the attempt log) in one transaction. Like
+     * every commit of the server it is not fsynced on its own (see db/durability.ts): losing the
+     * last moments of bookkeeping in a power cut only re-sends those deliveries, which X-Webhook-Id
+     * lets receivers recognise.
      */
-    bookkeeping: <T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> =>
-      db.connection().execute(async (conn) => {
-        const before = await sql<{ synchronous: number }>`PRAGMA synchronous`.execute(conn);
-        const level = Number(before.rows[0]?.synchronous ?? 2);
-        await sql`PRAGMA synchronous = NORMAL`.execute(conn);
-        try {
-          return await conn.transaction().execute(fn);
-        } finally {
-          await sql.raw(`PRAGMA synchronous = ${level}`).execute(conn);
-        }
-      }),
+    bookkeeping: <T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> => db.transaction().execute(fn),
 
     /** Ids of a webhook's due deliveries, oldest due first. */
     dueFor: (db: Db, webhookId: number, now: number, limit: number) =>

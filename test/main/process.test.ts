@@ -27,10 +27,11 @@ test('the process prints its ports, serves health, and exits 0 on SIGTERM', asyn
   const started = Date.now();
   server.child.kill('SIGTERM');
   await new Promise((r) => setTimeout(r, 300));
-  socket.end(body.slice(5));
+  socket.write(body.slice(5)); // no half-close: clients keep their side open until the answer
   await ended;
   t.regex(answer, /^HTTP\/1\.1 200 /);
   t.regex(answer, /"task_id":\d+/);
+  t.regex(answer, /\r\nConnection: close\r\n/i, 'a draining server lets keep-alive connections go');
   t.is(await server.exited, 0);
   t.true(Date.now() - started < 10_000);
   await t.throwsAsync(fetch(`http://127.0.0.1:${server.httpPort}/api/health`));
