@@ -46,6 +46,23 @@ function withStatementCache(sqlite: BetterSqlite3.Database) {
   };
 }
 
+const MIGRATION_ATTEMPTS = 8;
+
+/**
+ * Runs pending migrations. The server and the CLI may start on a new data dir at the same moment;
+ * the migrations run in one transaction, so the loser of that race rolls back whole and, on its
+ * next attempt, finds them applied.
+ */
+async function migrate(db: Kysely<Database>): Promise<void> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  for (let attempt = 1; ; attempt++) {
+    const { error } = await migrator.migrateToLatest();
+    if (!error) return;
+    if (attempt >= MIGRATION_ATTEMPTS) throw error;
+    await new Promise((r) => setTimeout(r, 50 * attempt + Math.random() * 100));
+  }
+}
+
 /** The database file inside a data directory. */
 export const databaseFile = (dataDir: string) => join(dataDir, 'mailstead.db');
 
@@ -66,11 +83,11 @@ export async function openDatabase(dataDir: string, opts: { synchronous?: 'NORMA
   sqlite.pragma('temp_store = MEMORY');
   sqlite.pragma('cache_size = -32768');
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
-  const { error } = await migrator.migrateToLatest();
-  if (error) {
+  try {
+    await migrate(db);
+  } catch (err) {
     await db.destroy();
-    throw error;
+    throw err;
   }
   const wal = createWalSync(`${databaseFile(dataDir)}-wal`);
   return {
