@@ -71,10 +71,10 @@ export async function pollUntil(app: TestClient, key: string, path: string, done
   }
 }
 
-/** Waits until the list (with `query`) holds at least `count` emails; returns them. */
-export async function waitForEmails(app: TestClient, key: string, count: number, query = ''): Promise<any[]> {
-  const sep = query ? '&' : '';
-  const r = await pollUntil(app, key, `/v1/emails?per_page=100${sep}${query}`, (x) => x.status === 200 && x.body.data.length >= count);
+/** Waits until the list (with `query`, such as `unread=true`) holds at least `count` emails; returns them. */
+export async function waitForEmails(app: TestClient, key: string, count: number, query = '', timeoutMs = 30_000): Promise<any[]> {
+  const q = query.replace(/^&/, '');
+  const r = await pollUntil(app, key, `/v1/emails?per_page=100${q ? '&' + q : ''}`, (x) => x.status === 200 && x.body.data.length >= count, timeoutMs);
   return r.body.data;
 }
 
@@ -95,7 +95,8 @@ export async function listAll(app: TestClient, key: string, query = '', perPage 
   let cursor: string | null = null;
   for (let i = 0; i < 1000; i++) {
     const c: string = cursor ? `&cursor=${encodeURIComponent(cursor)}` : '';
-    const r = await app.get(`/v1/emails?per_page=${perPage}${query ? '&' + query : ''}${c}`, key);
+    const q = query.replace(/^&/, '');
+    const r = await app.get(`/v1/emails?per_page=${perPage}${q ? '&' + q : ''}${c}`, key);
     if (r.status !== 200) throw new Error(`list: ${r.status} ${JSON.stringify(r.body)}`);
     out.push(...r.body.data);
     cursor = r.body.meta.next_cursor;

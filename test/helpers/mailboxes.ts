@@ -3,14 +3,9 @@ import type { TestClient, Reply } from './app.js';
 /** How long these helpers and the tests using them wait for a task: generous, as the test machine is shared and busy. */
 export const TASK_WAIT_MS = 30_000;
 
-/** Creates a root domain and waits for its task (like `app.domain`, with the longer wait); returns the hostname. */
-export async function domain(app: TestClient, key: string, hostname: string, params?: Record<string, unknown>): Promise<string> {
-  const r = await app.post('/v1/create/domain', key, { Domain: hostname, ...(params ? { Params: params } : {}) });
-  if (r.status !== 200) throw new Error(`create domain ${hostname}: ${r.status} ${JSON.stringify(r.body)}`);
-  const done = await app.pollTask('/v1/get/domain', key, r.body.task_id, TASK_WAIT_MS);
-  if (done.body.status !== 'completed') throw new Error(`domain task: ${JSON.stringify(done.body)}`);
-  return hostname;
-}
+/** Creates a root domain and waits for its task; returns the hostname. */
+export const domain = (app: TestClient, key: string, hostname: string, params?: Record<string, unknown>): Promise<string> =>
+  app.domain(key, hostname, params);
 
 /** Creates one mailbox through the API and waits for its task; returns the completed poll. */
 export async function createMailbox(app: TestClient, key: string, domain: string, address: string, password: string | number = 0, fullname = 'Test User'): Promise<Reply> {

@@ -219,31 +219,8 @@ export async function provision(app: TestClient, domain: string, locals: string[
   return { key: k, domain, mailboxes };
 }
 
-/** Polls `GET /v1/emails` (with `query`) until at least `count` items are listed; returns them. */
-export async function waitForEmails(app: TestClient, key: string, count: number, query = '', timeoutMs = 20_000): Promise<any[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await app.get(`/v1/emails?per_page=100${query}`, key);
-    if (r.status !== 200) throw new Error(`list emails: ${r.status} ${JSON.stringify(r.body)}`);
-    if (r.body.data.length >= count) return r.body.data;
-    if (Date.now() > deadline) throw new Error(`only ${r.body.data.length} of ${count} emails listed after ${timeoutMs} ms`);
-    await new Promise((res) => setTimeout(res, 50));
-  }
-}
-
-/** Every email of a key's tenant (all pages), newest first. */
-export async function listAll(app: TestClient, key: string, query = ''): Promise<any[]> {
-  const out: any[] = [];
-  let cursor: string | null = null;
-  for (let page = 0; page < 1000; page++) {
-    const r = await app.get(`/v1/emails?per_page=100${query}${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`, key);
-    if (r.status !== 200) throw new Error(`list emails: ${r.status} ${JSON.stringify(r.body)}`);
-    out.push(...r.body.data);
-    cursor = r.body.meta.next_cursor;
-    if (!cursor) return out;
-  }
-  throw new Error('too many pages');
-}
+/** The inbox helpers of the emails tests (query strings may start with `&`). */
+export { listAll, waitForEmails } from './emails.js';
 
 /** A self-signed certificate and key (PEM) for `commonName`, generated now. */
 export async function certificate(commonName: string): Promise<{ cert: string; key: string }> {
