@@ -11,14 +11,14 @@ export function webhookRoutes({ registry, webhooks }: { registry: RouteRegistry;
     method: 'post', path: '/v1/webhooks', summary: 'Register a webhook; the signing secret is shown only here',
     permission: 'webhook', body: createWebhookBody,
     async handler(ctx, { key, body }) {
-      ctx.body = { data: await webhooks.create(key, body) };
+      ctx.body = { status: 'success', data: await webhooks.create(key, body) };
     },
   });
 
   registry.add({
     method: 'get', path: '/v1/webhooks', summary: 'List the account\'s webhooks', permission: 'webhook',
     async handler(ctx, { key }) {
-      ctx.body = { data: await webhooks.list(key) };
+      ctx.body = { status: 'success', data: await webhooks.list(key) };
     },
   });
 
@@ -44,7 +44,7 @@ export function webhookRoutes({ registry, webhooks }: { registry: RouteRegistry;
     method: 'post', path: '/v1/webhooks/{webhook}/rotate-secret', summary: 'New signing secret; the old one also signs for 24 hours',
     permission: 'webhook', params: webhookParams, errors: [404],
     async handler(ctx, { key, params }) {
-      ctx.body = { data: await webhooks.rotate(key, params.webhook) };
+      ctx.body = { status: 'success', data: await webhooks.rotate(key, params.webhook) };
     },
   });
 
@@ -52,7 +52,7 @@ export function webhookRoutes({ registry, webhooks }: { registry: RouteRegistry;
     method: 'get', path: '/v1/webhooks/{webhook}/deliveries', summary: 'Recent deliveries with their attempts (status code, latency, error)',
     permission: 'webhook', params: webhookParams, query: deliveriesQuery, errors: [404],
     async handler(ctx, { key, params, query }) {
-      ctx.body = await webhooks.deliveries(key, params.webhook, query);
+      ctx.body = { status: 'success', ...(await webhooks.deliveries(key, params.webhook, query)) };
     },
   });
 

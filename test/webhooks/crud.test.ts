@@ -9,7 +9,7 @@ test('create answers {data:{id, secret}}; list shows the webhook without its sec
   const key = await app.keyFor({ perms: ['webhook'] });
   const created = await app.post('/v1/webhooks', key, { url: 'https://93.184.215.14/hooks/mail?x=1', events: ['email.received', 'email.deleted'] });
   t.is(created.status, 200);
-  t.deepEqual(Object.keys(created.body), ['data']);
+  t.deepEqual(Object.keys(created.body).sort(), ['data', 'status']);
   t.deepEqual(Object.keys(created.body.data).sort(), ['id', 'secret']);
   t.true(Number.isInteger(created.body.data.id));
   t.regex(created.body.data.secret, /^[0-9a-f]{64}$/);
@@ -19,6 +19,7 @@ test('create answers {data:{id, secret}}; list shows the webhook without its sec
   const list = await app.get('/v1/webhooks', key);
   t.is(list.status, 200);
   t.deepEqual(list.body, {
+    status: 'success',
     data: [
       { id: created.body.data.id, url: 'https://93.184.215.14/hooks/mail?x=1', events: ['email.received', 'email.deleted'], is_active: true },
       { id: second.id, url: 'https://93.184.215.14/other', events: ['email.read'], is_active: false },
@@ -51,7 +52,7 @@ test('PATCH changes fields and needs at least one; DELETE removes; both answer {
   const del = await app.del(`/v1/webhooks/${hook.id}`, key);
   t.is(del.status, 200);
   t.deepEqual(del.body, { status: 'success' });
-  t.deepEqual((await app.get('/v1/webhooks', key)).body, { data: [] });
+  t.deepEqual((await app.get('/v1/webhooks', key)).body, { status: 'success', data: [] });
   t.is((await app.del(`/v1/webhooks/${hook.id}`, key)).status, 404);
   t.is((await app.patch(`/v1/webhooks/${hook.id}`, key, { is_active: true })).status, 404);
 });
@@ -95,7 +96,7 @@ test('registration refuses bad URLs, http, non-public addresses and bad event li
     t.is(r.body.status, 'error');
     t.regex(r.body.reason, reason, JSON.stringify(body));
   }
-  t.deepEqual((await app.get('/v1/webhooks', key)).body, { data: [] });
+  t.deepEqual((await app.get('/v1/webhooks', key)).body, { status: 'success', data: [] });
 });
 
 test('webhooks are tenant-scoped (404 across tenants) and need the webhook permission', async (t) => {
@@ -104,7 +105,7 @@ test('webhooks are tenant-scoped (404 across tenants) and need the webhook permi
   const stranger = await app.keyFor();
   const hook = await createWebhook(app, owner, { url: 'http://127.0.0.1:9/a', events: ['email.read'] });
 
-  t.deepEqual((await app.get('/v1/webhooks', stranger)).body, { data: [] });
+  t.deepEqual((await app.get('/v1/webhooks', stranger)).body, { status: 'success', data: [] });
   t.is((await app.patch(`/v1/webhooks/${hook.id}`, stranger, { is_active: false })).status, 404);
   t.is((await app.del(`/v1/webhooks/${hook.id}`, stranger)).status, 404);
   t.is((await app.post(`/v1/webhooks/${hook.id}/rotate-secret`, stranger)).status, 404);
