@@ -3,24 +3,12 @@
  * generation included). Boots the real app on port 0 with a temp data dir; prints one JSON line.
  * Bounded: ROUNDS domains, 60 s at most.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { startBenchApp } from './in-process-app.js';
 
 const ROUNDS = Number(process.argv[2] ?? 20);
 const DEADLINE = Date.now() + 60_000;
 
-const dataDir = mkdtempSync(join(tmpdir(), 'mailstead-bench-'));
-const config = loadConfig({
-  MAILSTEAD_DATA_DIR: dataDir, MAILSTEAD_HTTP_HOST: '127.0.0.1', MAILSTEAD_HTTP_PORT: '0', MAILSTEAD_SMTP_HOST: '127.0.0.1',
-  MAILSTEAD_SMTP_PORT: '0', MAILSTEAD_LOG_LEVEL: 'silent', MAILSTEAD_RATE_LIMIT: '0', MAILSTEAD_HOSTNAME: 'bench.mailstead.test',
-  MAILSTEAD_DNS_SERVERS: '127.0.0.1:1',
-});
-const app = await createApp({ config });
-const { httpPort } = await app.start();
-const base = `http://127.0.0.1:${httpPort}/api`;
+const { app, base, stop } = await startBenchApp();
 
 try {
   await app.tenants.createTenant('bench', { plan: true });
@@ -44,6 +32,5 @@ try {
   const pick = (q: number) => Math.round(sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]);
   console.log(JSON.stringify({ bench: 'domain-create', rounds: times.length, median_ms: pick(0.5), p90_ms: pick(0.9), max_ms: Math.round(sorted[sorted.length - 1]) }));
 } finally {
-  await app.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await stop();
 }

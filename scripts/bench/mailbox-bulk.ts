@@ -3,24 +3,12 @@
  * passwords (100 scrypt hashes) and with a shared one. Boots the real app on port 0 with a temp
  * data dir and rate limits off; prints one JSON line. Bounded: ROUNDS rounds, 60 s at most.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createApp } from '../../src/app.js';
-import { loadConfig } from '../../src/config.js';
+import { startBenchApp } from './in-process-app.js';
 
 const ROUNDS = Number(process.argv[2] ?? 3);
 const DEADLINE = Date.now() + 60_000;
 
-const dataDir = mkdtempSync(join(tmpdir(), 'mailstead-bench-'));
-const config = loadConfig({
-  MAILSTEAD_DATA_DIR: dataDir, MAILSTEAD_HTTP_HOST: '127.0.0.1', MAILSTEAD_HTTP_PORT: '0', MAILSTEAD_SMTP_HOST: '127.0.0.1',
-  MAILSTEAD_SMTP_PORT: '0', MAILSTEAD_LOG_LEVEL: 'silent', MAILSTEAD_RATE_LIMIT: '0', MAILSTEAD_INBOUND_RATE_LIMIT: '0',
-  MAILSTEAD_HOSTNAME: 'bench.mailstead.test', MAILSTEAD_DNS_SERVERS: '127.0.0.1:1',
-});
-const app = await createApp({ config });
-const { httpPort } = await app.start();
-const base = `http://127.0.0.1:${httpPort}/api`;
+const { app, base, stop } = await startBenchApp();
 
 async function call(method: string, path: string, key: string, body?: unknown) {
   const res = await fetch(base + path, {
@@ -59,6 +47,5 @@ try {
   const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
   console.log(JSON.stringify({ bench: 'mailbox-bulk-100', rounds: generated.length, generated_ms: generated, generated_median_ms: median(generated), shared_ms: shared, shared_median_ms: median(shared) }));
 } finally {
-  await app.stop();
-  rmSync(dataDir, { recursive: true, force: true });
+  await stop();
 }

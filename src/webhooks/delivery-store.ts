@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { Db } from '../db/connection.js';
 
 /** A claimed delivery with everything one attempt needs. */

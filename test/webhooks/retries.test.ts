@@ -1,5 +1,6 @@
-import test from 'ava';
-import { manualClock } from '../../src/clock.js';
+import test, { type ExecutionContext } from 'ava';
+import { manualClock, type Clock } from '../../src/clock.js';
+import type { EventType } from '../../src/webhooks/events.js';
 import { RETRY_DELAYS_MS } from '../../src/webhooks/schedule.js';
 import { startTestApp, type TestClient } from '../helpers/app.js';
 import { createWebhook, deliveriesOf, recordEvents, startReceiver, tenantOf, waitFor } from '../helpers/webhooks.js';
@@ -15,13 +16,21 @@ async function settled(app: TestClient, key: string, webhookId: number, attempts
   }, `delivery with ${attempts} attempt(s)`);
 }
 
+/** A webhook on a fresh app (private targets allowed), its receiver, and one recorded event for it. */
+async function hookWithOneEvent(t: ExecutionContext, o: {
+  clock?: Clock; receiver?: Parameters<typeof startReceiver>[1]; event: EventType; emailId: number; mailboxId: number;
+}) {
+  const app = await startTestApp(t, { env: PRIVATE_OK, clock: o.clock });
+  const receiver = await startReceiver(t, o.receiver);
+  const key = await app.keyFor();
+  const hook = await createWebhook(app, key, { url: receiver.url, events: [o.event] });
+  await recordEvents(app, await tenantOf(app, key), [{ type: o.event, emailId: o.emailId, mailboxId: o.mailboxId }]);
+  return { app, receiver, key, hook };
+}
+
 test('after a 500 the next attempt comes on schedule, and after a success none follows', async (t) => {
   const clock = manualClock();
-  const app = await startTestApp(t, { env: PRIVATE_OK, clock });
-  const receiver = await startReceiver(t, { script: [{ status: 500, body: 'database down' }] });
-  const key = await app.keyFor();
-  const hook = await createWebhook(app, key, { url: receiver.url, events: ['email.received'] });
-  await recordEvents(app, await tenantOf(app, key), [{ type: 'email.received', emailId: 5, mailboxId: 6 }]);
+  const { app, receiver, key, hook } = await hookWithOneEvent(t, { clock, receiver: { script: [{ status: 500, body: 'database down' }] }, event: 'email.received', emailId: 5, mailboxId: 6 });
 
   const [first] = await receiver.waitForCount(1);
   const d1 = await settled(app, key, hook.id, 1);
@@ -61,11 +70,7 @@ test('after a 500 the next attempt comes on schedule, and after a success none f
 
 test('a delivery whose first attempt failed is still delivered after a restart', async (t) => {
   const clock = manualClock();
-  const first = await startTestApp(t, { env: PRIVATE_OK, clock });
-  const receiver = await startReceiver(t, { script: [{ status: 502 }] });
-  const key = await first.keyFor();
-  const hook = await createWebhook(first, key, { url: receiver.url, events: ['email.deleted'] });
-  await recordEvents(first, await tenantOf(first, key), [{ type: 'email.deleted', emailId: 9, mailboxId: 1 }]);
+  const { app: first, receiver, key, hook } = await hookWithOneEvent(t, { clock, receiver: { script: [{ status: 502 }] }, event: 'email.deleted', emailId: 9, mailboxId: 1 });
   await receiver.waitForCount(1);
   await settled(first, key, hook.id, 1);
   await first.stop();
@@ -79,11 +84,7 @@ test('a delivery whose first attempt failed is still delivered after a restart',
 });
 
 test('a delivery interrupted by a shutdown is sent again after the restart', async (t) => {
-  const first = await startTestApp(t, { env: PRIVATE_OK });
-  const receiver = await startReceiver(t, { script: [{ hang: true }] });
-  const key = await first.keyFor();
-  const hook = await createWebhook(first, key, { url: receiver.url, events: ['email.read'] });
-  await recordEvents(first, await tenantOf(first, key), [{ type: 'email.read', emailId: 3, mailboxId: 1 }]);
+  const { app: first, receiver, key, hook } = await hookWithOneEvent(t, { receiver: { script: [{ hang: true }] }, event: 'email.read', emailId: 3, mailboxId: 1 });
   await receiver.waitForCount(1);
   await first.stop();
 
@@ -146,11 +147,7 @@ test('Retry-After on 503 and 429 sets the next attempt instead of the schedule',
 
 test('the schedule ends in failed after ten attempts; a webhook failing for five days is deactivated', async (t) => {
   const clock = manualClock();
-  const app = await startTestApp(t, { env: PRIVATE_OK, clock });
-  const receiver = await startReceiver(t, { fallback: { status: 500 } });
-  const key = await app.keyFor();
-  const hook = await createWebhook(app, key, { url: receiver.url, events: ['email.received'] });
-  await recordEvents(app, await tenantOf(app, key), [{ type: 'email.received', emailId: 1, mailboxId: 1 }]);
+  const { app, receiver, key, hook } = await hookWithOneEvent(t, { clock, receiver: { fallback: { status: 500 } }, event: 'email.received', emailId: 1, mailboxId: 1 });
   await receiver.waitForCount(1);
   await settled(app, key, hook.id, 1);
   for (let i = 0; i < RETRY_DELAYS_MS.length; i++) {
@@ -197,11 +194,7 @@ test('a success ends the failing streak, so the sweep keeps the webhook', async 
 });
 
 test('replay sends a delivery again with the same X-Webhook-Id', async (t) => {
-  const app = await startTestApp(t, { env: PRIVATE_OK });
-  const receiver = await startReceiver(t);
-  const key = await app.keyFor();
-  const hook = await createWebhook(app, key, { url: receiver.url, events: ['email.read'] });
-  await recordEvents(app, await tenantOf(app, key), [{ type: 'email.read', emailId: 77, mailboxId: 8 }]);
+  const { app, receiver, key, hook } = await hookWithOneEvent(t, { event: 'email.read', emailId: 77, mailboxId: 8 });
   const [first] = await receiver.waitForCount(1);
   const d = await settled(app, key, hook.id, 1);
   t.is(d.status, 'delivered');
@@ -224,11 +217,7 @@ test('replay sends a delivery again with the same X-Webhook-Id', async (t) => {
 
 test('a failed replay is not retried on the schedule', async (t) => {
   const clock = manualClock();
-  const app = await startTestApp(t, { env: PRIVATE_OK, clock });
-  const receiver = await startReceiver(t, { script: [{ status: 200 }], fallback: { status: 500 } });
-  const key = await app.keyFor();
-  const hook = await createWebhook(app, key, { url: receiver.url, events: ['email.read'] });
-  await recordEvents(app, await tenantOf(app, key), [{ type: 'email.read', emailId: 1, mailboxId: 1 }]);
+  const { app, receiver, key, hook } = await hookWithOneEvent(t, { clock, receiver: { script: [{ status: 200 }], fallback: { status: 500 } }, event: 'email.read', emailId: 1, mailboxId: 1 });
   await receiver.waitForCount(1);
   const d = await settled(app, key, hook.id, 1);
   t.is((await app.post(`/v1/webhooks/${hook.id}/deliveries/${d.id}/replay`, key)).status, 200);
@@ -242,11 +231,7 @@ test('a failed replay is not retried on the schedule', async (t) => {
 
 test('deleting a webhook drops its queued deliveries', async (t) => {
   const clock = manualClock();
-  const app = await startTestApp(t, { env: PRIVATE_OK, clock });
-  const receiver = await startReceiver(t, { script: [{ status: 500 }] });
-  const key = await app.keyFor();
-  const hook = await createWebhook(app, key, { url: receiver.url, events: ['email.received'] });
-  await recordEvents(app, await tenantOf(app, key), [{ type: 'email.received', emailId: 1, mailboxId: 1 }]);
+  const { app, receiver, key, hook } = await hookWithOneEvent(t, { clock, receiver: { script: [{ status: 500 }] }, event: 'email.received', emailId: 1, mailboxId: 1 });
   await receiver.waitForCount(1);
   t.is((await settled(app, key, hook.id, 1)).status, 'queued');
 
@@ -261,11 +246,7 @@ test('deleting a webhook drops its queued deliveries', async (t) => {
 
 test('deactivating a webhook cancels its queued retries', async (t) => {
   const clock = manualClock();
-  const app = await startTestApp(t, { env: PRIVATE_OK, clock });
-  const receiver = await startReceiver(t, { script: [{ status: 500 }] });
-  const key = await app.keyFor();
-  const hook = await createWebhook(app, key, { url: receiver.url, events: ['email.received'] });
-  await recordEvents(app, await tenantOf(app, key), [{ type: 'email.received', emailId: 1, mailboxId: 1 }]);
+  const { app, receiver, key, hook } = await hookWithOneEvent(t, { clock, receiver: { script: [{ status: 500 }] }, event: 'email.received', emailId: 1, mailboxId: 1 });
   await receiver.waitForCount(1);
   await settled(app, key, hook.id, 1);
   await app.patch(`/v1/webhooks/${hook.id}`, key, { is_active: false });
