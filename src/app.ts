@@ -86,7 +86,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
     async start(): Promise<{ httpPort: number; smtpPort: number }> {
       await queue.start();
       await webhooks.start();
-      emails.start();
+      await emails.start();
       server = await new Promise<Server>((resolve, reject) => {
         const s = http.listen(config.httpPort, config.httpHost, () => resolve(s));
         s.once('error', reject);

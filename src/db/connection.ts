@@ -31,7 +31,11 @@ function withStatementCache(sqlite: BetterSqlite3.Database) {
   const cache = new Map<string, BetterSqlite3.Statement>();
   return {
     close: () => sqlite.close(),
-    prepare(sql: string) {
+    prepare(text: string) {
+      // Two connections write (the server's and the storage thread's): a transaction that read
+      // first and then wrote could find its snapshot stale and fail with SQLITE_BUSY at once,
+      // while BEGIN IMMEDIATE waits for the write lock up front (busy_timeout) and then cannot fail.
+      const sql = text === 'begin' ? 'begin immediate' : text;
       let stmt = cache.get(sql);
       if (stmt) {
         // Refresh its place so the least recently used statement is the one dropped.
@@ -67,6 +71,23 @@ async function migrate(db: Kysely<Database>): Promise<void> {
 export const databaseFile = (dataDir: string) => join(dataDir, 'mailstead.db');
 
 /**
+ * One connection to a data directory's database with the pragmas every connection needs, without
+ * migrating: for a second connection in the same process (the storage thread) once the first one
+ * ran the migrations.
+ */
+export function openConnection(dataDir: string, opts: { synchronous?: 'NORMAL' | 'FULL'; cacheMb?: number } = {}) {
+  const sqlite = new BetterSqlite3(databaseFile(dataDir));
+  sqlite.pragma('busy_timeout = 10000');
+  sqlite.pragma('journal_mode = WAL');
+  sqlite.pragma(`synchronous = ${opts.synchronous ?? 'NORMAL'}`);
+  sqlite.pragma('foreign_keys = ON');
+  sqlite.pragma('temp_store = MEMORY');
+  sqlite.pragma(`cache_size = -${(opts.cacheMb ?? 32) * 1024}`);
+  const db: Db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  return { db, sqlite };
+}
+
+/**
  * Opens (creating if needed) the SQLite database of a data directory, with WAL so the CLI and the
  * server can share it, foreign keys on, and a busy timeout for the moments another process holds
  * the write lock. Runs pending migrations. The server runs synchronous=NORMAL and makes commits
@@ -75,14 +96,7 @@ export const databaseFile = (dataDir: string) => join(dataDir, 'mailstead.db');
  */
 export async function openDatabase(dataDir: string, opts: { synchronous?: 'NORMAL' | 'FULL' } = {}): Promise<Database_> {
   mkdirSync(dataDir, { recursive: true });
-  const sqlite = new BetterSqlite3(databaseFile(dataDir));
-  sqlite.pragma('busy_timeout = 10000');
-  sqlite.pragma('journal_mode = WAL');
-  sqlite.pragma(`synchronous = ${opts.synchronous ?? 'NORMAL'}`);
-  sqlite.pragma('foreign_keys = ON');
-  sqlite.pragma('temp_store = MEMORY');
-  sqlite.pragma('cache_size = -32768');
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  const { db, sqlite } = openConnection(dataDir, opts);
   try {
     await migrate(db);
   } catch (err) {

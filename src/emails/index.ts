@@ -10,13 +10,12 @@ import { createMarkers } from './markers.js';
 import { emailRoutes } from './routes.js';
 import { createEmailService } from './service.js';
 import { createEmailStore } from './store.js';
-import { createEmailWriter } from './writer.js';
 
 const PURGE_CHUNK = 500;
 
 /**
- * Wires stored email and its ingestion: the store, update markers, the writer the ingest worker
- * stores copies with, the reading service and routes, attachment links signed with a key derived
+ * Wires stored email and its ingestion: the store, update markers (shared with the storage
+ * thread, whose writer stores the copies), the reading service and routes, attachment links signed with a key derived
  * from the install secret, and the cleanup of stored mail when mailboxes are deleted. `start` and
  * `stop` run the ingest worker with the app.
  */
@@ -25,8 +24,8 @@ export function installEmails(core: Core, deps: { resolve: RecipientResolver; ev
   const events = deps.events ?? createEventRecorder({ clock });
   const store = createEmailStore();
   const markers = createMarkers(clock, (x) => store.maxMarker(x));
-  const writer = createEmailWriter({ store, markers, clock });
-  const { ingest, worker, store: ingestStore, blobs } = createIngest(core, { resolve: deps.resolve, events, writer });
+  const ingestion = createIngest(core, { resolve: deps.resolve, events, markers });
+  const { ingest, store: ingestStore, blobs } = ingestion;
   const service = createEmailService({ db, store, markers, events, clock });
   const signer = createLinkSigner(linkKey(installSecret(config.dataDir)));
   const files = createEmailFiles({ db, store, blobs, signer, clock, publicUrl: config.publicUrl });
@@ -55,10 +54,10 @@ export function installEmails(core: Core, deps: { resolve: RecipientResolver; ev
     store,
     /** Removes stored mail of mailboxes (registered as a mailbox-deletion hook when mailboxes are given). */
     purgeMailboxes,
-    /** Starts the ingest worker (resuming what a previous run left queued). */
-    start: () => worker.start(),
-    /** Stops the ingest worker after its current batch. */
-    stop: () => worker.stop(),
+    /** Starts the ingest worker and its storage thread (resuming what a previous run left queued). */
+    start: () => ingestion.start(),
+    /** Stops the ingest worker after its current batch, then its storage thread. */
+    stop: () => ingestion.stop(),
   };
 }
 export type Emails = ReturnType<typeof installEmails>;

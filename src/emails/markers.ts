@@ -4,31 +4,55 @@ import type { Db } from '../db/connection.js';
 /** Counter values per millisecond in an update marker. */
 export const MARKER_SCALE = 1000;
 
+/** The newest marker handed out, shared between the threads that write (see createMarkers). */
+export type MarkerCell = BigInt64Array;
+
+/** A fresh cell, shareable with a worker thread. */
+export const newMarkerCell = (): MarkerCell => new BigInt64Array(new SharedArrayBuffer(8));
+
 /**
  * Update markers for sync: strictly increasing integers, `milliseconds * 1000 + counter`, so each
  * change has its own marker (a cursor never has to break ties) and the marker still reads as a
- * time (`updated_at`). Markers are taken inside the write transaction, and SQLite runs one
- * writer at a time, so commit order is marker order: a reader never sees a marker appear below
- * one it already saw. Time that goes backwards cannot make a marker go backwards.
+ * time (`updated_at`). Markers are taken inside write transactions, which hold SQLite's one write
+ * lock, so commit order is marker order: a reader never sees a marker appear below one it already
+ * saw. The server's connection and the storage thread's both write, so the last marker lives in a
+ * shared cell and is advanced atomically. Time that goes backwards cannot make a marker go backwards.
  */
-export function createMarkers(clock: Clock, loadMax: (db: Db) => Promise<number>) {
-  let last: number | null = null;
+export function createMarkers(clock: Clock, loadMax: (db: Db) => Promise<number>, opts: { cell?: MarkerCell; loaded?: boolean } = {}) {
+  const cell = opts.cell ?? newMarkerCell();
+  let loaded = opts.loaded ?? false;
   let loading: Promise<void> | null = null;
+
+  /** Raises the cell to at least `value`. */
+  function raise(value: bigint): bigint {
+    for (;;) {
+      const current = Atomics.load(cell, 0);
+      const wanted = value > current ? value : current;
+      if (wanted === current || Atomics.compareExchange(cell, 0, current, wanted) === current) return wanted;
+    }
+  }
+
   return {
+    /** The cell to hand a second writer (with `loaded: true` once `ready` resolved here). */
+    cell,
     /**
      * Loads the largest stored marker once; call before `next` in every writing path, with the
-     * transaction in hand if there is one (the connection is single).
+     * transaction in hand if there is one.
      */
     ready(db: Db): Promise<void> {
-      if (last !== null) return Promise.resolve();
-      loading ??= loadMax(db).then((max) => { last = Math.max(last ?? 0, max); });
+      if (loaded) return Promise.resolve();
+      loading ??= loadMax(db).then((max) => { raise(BigInt(max)); loaded = true; });
       return loading;
     },
     /** The next marker (after `ready`). */
     next(): number {
-      if (last === null) throw new Error('update markers used before ready()');
-      last = Math.max(last + 1, clock.now() * MARKER_SCALE);
-      return last;
+      if (!loaded) throw new Error('update markers used before ready()');
+      for (;;) {
+        const current = Atomics.load(cell, 0);
+        const now = BigInt(Math.floor(clock.now()) * MARKER_SCALE);
+        const wanted = current + 1n > now ? current + 1n : now;
+        if (Atomics.compareExchange(cell, 0, current, wanted) === current) return Number(wanted);
+      }
     },
   };
 }

@@ -1,10 +1,11 @@
 import type { Core } from '../core.js';
-import type { EmailWriter } from '../emails/writer.js';
+import type { Markers } from '../emails/markers.js';
 import type { EventRecorder } from '../webhooks/events.js';
 import { createAcceptor } from './accept.js';
 import { createBlobStore } from './blobs.js';
 import { ingestRoutes } from './routes.js';
 import { createIngestStore } from './store.js';
+import { createStorageThread } from './storage-thread.js';
 import { createOrphanSweep } from './sweep.js';
 import type { Ingest, RawParser, RecipientResolver } from './types.js';
 import { createIngestWorker } from './worker.js';
@@ -13,17 +14,19 @@ import { createIngestWorker } from './worker.js';
 export const SWEEP_JOB = 'ingest.sweep-orphans';
 
 /**
- * Wires ingestion: the blob store, the group-committing acceptor, the batch worker that stores
- * copies through the emails writer, and POST /v1/mail/inbound.
+ * Wires ingestion: the blob store, the storage thread (where its write transactions run), the
+ * group-committing acceptor, the batch worker that has the thread store copies through the emails
+ * writer, and POST /v1/mail/inbound. `start` loads the update markers the thread shares and starts it.
  */
-export function createIngest(core: Core, deps: { resolve: RecipientResolver; events: EventRecorder; writer: EmailWriter }) {
+export function createIngest(core: Core, deps: { resolve: RecipientResolver; events: EventRecorder; markers: Markers }) {
   const store = createIngestStore();
   const blobs = createBlobStore(core.config.dataDir);
   let parser: RawParser | null = null;
-  const worker = createIngestWorker({
-    db: core.db, store, blobs, writer: deps.writer, events: deps.events, clock: core.clock, logger: core.logger, parser: () => parser,
+  const thread = createStorageThread({
+    dataDir: core.config.dataDir, markerCell: deps.markers.cell, clock: core.clock, logger: core.logger, onHints: (h) => deps.events.notify(h),
   });
-  const acceptor = createAcceptor({ db: core.db, store, blobs, resolve: deps.resolve, clock: core.clock, onCommitted: () => worker.accepted(), durable: core.durable });
+  const worker = createIngestWorker({ db: core.db, store, blobs, thread, clock: core.clock, logger: core.logger, parser: () => parser });
+  const acceptor = createAcceptor({ db: core.db, store, blobs, resolve: deps.resolve, thread, onCommitted: () => worker.accepted(), durable: core.durable });
   const ingest: Ingest = {
     acceptMessage: acceptor.acceptMessage,
     acceptRaw: acceptor.acceptRaw,
@@ -33,5 +36,18 @@ export function createIngest(core: Core, deps: { resolve: RecipientResolver; eve
   ingestRoutes({ registry: core.registry, ingest });
   const sweepOrphans = createOrphanSweep({ db: core.db, store, blobs, clock: core.clock, logger: core.logger });
   core.cron.add({ name: SWEEP_JOB, schedule: '17 * * * *', run: sweepOrphans });
-  return { ingest, worker, store, blobs, sweepOrphans };
+  return {
+    ingest, worker, store, blobs, sweepOrphans,
+    /** Loads the update markers (shared with the thread), starts the thread and the worker. */
+    async start(): Promise<void> {
+      await deps.markers.ready(core.db);
+      thread.start();
+      worker.start();
+    },
+    /** Stops the worker after its current batch, then the thread. */
+    async stop(): Promise<void> {
+      await worker.stop();
+      await thread.close();
+    },
+  };
 }

@@ -1,10 +1,10 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
-import type { Copy, EmailWriter } from '../emails/writer.js';
 import type { Logger } from '../logger.js';
-import type { EmailEvent, EventRecorder } from '../webhooks/events.js';
 import type { BlobStore } from './blobs.js';
-import type { Envelope, StoredMessage, Target } from './message.js';
+import type { Failure, Prepared } from './commits.js';
+import type { Envelope, Target } from './message.js';
+import type { StorageThread } from './storage-thread.js';
 import type { IngestStore } from './store.js';
 import type { RawParser } from './types.js';
 
@@ -12,6 +12,8 @@ import type { RawParser } from './types.js';
 export const BATCH_ROWS = 256;
 /** While mail is arriving, a batch aims at this many milliseconds, so acknowledgements never wait long behind it. */
 export const BUSY_BATCH_MS = 8;
+/** While mail arrives, the pause after a batch relative to the batch's time. */
+const BUSY_PAUSE_RATIO = Number(process.env.MAILSTEAD_X_PAUSE ?? 1);
 /** Mail accepted within this many milliseconds means the acceptor is busy. */
 const BUSY_WINDOW_MS = 100;
 /** Bytes of queued messages per batch (raw rows are loaded whole). */
@@ -25,21 +27,18 @@ const POLL_MS = 1000;
 const MAX_PAUSE_MS = 100;
 
 type InboundRow = Awaited<ReturnType<IngestStore['load']>>[number];
-type Failure = { id: number; error: string; final: boolean };
-type Prepared = { id: number; kind: 'api' | 'smtp'; targets: Target[]; message: StoredMessage; mailFrom: string | null; size: number };
 
 /**
  * The ingest processor: takes queued inbound rows in batches, parses raw SMTP mail with the
  * registered parser (outside any transaction; attachment blobs fsynced first), then in ONE
- * transaction per batch stores a copy per destination mailbox with its index entries, records
+ * transaction per batch, run by the storage thread, stores a copy per destination mailbox with its index entries, records
  * `email.received` events, queues forwards and marks the rows done. A crash rolls the batch back
  * and the rows are still queued at the next start, so every accepted message is stored once.
  */
 export function createIngestWorker(deps: {
-  db: Db; store: IngestStore; blobs: BlobStore; writer: EmailWriter; events: EventRecorder;
-  clock: Clock; logger: Logger; parser: () => RawParser | null;
+  db: Db; store: IngestStore; blobs: BlobStore; thread: StorageThread; clock: Clock; logger: Logger; parser: () => RawParser | null;
 }) {
-  const { db, store, blobs, writer, events, clock, logger } = deps;
+  const { db, store, blobs, clock, logger } = deps;
   const log = logger.child({ component: 'ingest' });
   const retryAt = new Map<number, number>();
   let running = false;
@@ -49,12 +48,9 @@ export function createIngestWorker(deps: {
   let timer: NodeJS.Timeout | null = null;
   let idleWaiters: Array<() => void> = [];
 
+  /** Parses a raw SMTP row and makes its attachments durable blobs. */
   async function prepare(row: InboundRow): Promise<Prepared> {
     const targets = JSON.parse(row.targets) as Target[];
-    if (row.kind === 'api') {
-      const message = JSON.parse(row.message) as StoredMessage;
-      return { id: row.id, kind: 'api', targets, message, mailFrom: message.fromEmail, size: row.size };
-    }
     const envelope = JSON.parse(row.message) as Envelope;
     const parse = deps.parser()!;
     const { recipients: _addresses, ...rest } = envelope;
@@ -65,55 +61,7 @@ export function createIngestWorker(deps: {
       filename: a.filename, contentType: a.contentType, size: a.content.length, sha256: await blobs.putBlob(a.content),
       contentId: a.contentId ?? null, disposition: a.disposition ?? 'attachment',
     })));
-    return { id: row.id, kind: 'smtp', targets, message: { ...parsed, attachments }, mailFrom: envelope.mailFrom, size: row.size };
-  }
-
-  /**
-   * The batch transaction: a copy per destination mailbox with its index entries, quota usage of
-   * SMTP mail, `email.received` events, forwards, rows marked done (or removed when nothing needs
-   * them) and failures noted. Returns raw files no row names any more (removed after the commit).
-   */
-  async function storeBatch(trx: Db, rows: InboundRow[], prepared: Prepared[], failed: Failure[], now: number): Promise<string[]> {
-    const unlink: string[] = [];
-    const owners = await store.mailboxOwners(trx, [...new Set(prepared.flatMap((p) => p.targets.flatMap((t) => t.mailboxIds)))]);
-    const copies: Copy[] = [];
-    for (const p of prepared) {
-      const seen = new Set<number>();
-      for (const t of p.targets) {
-        for (const mailboxId of t.mailboxIds) {
-          // A mailbox deleted since acceptance gets nothing; one reached twice gets one copy.
-          if (owners.get(mailboxId) !== t.tenantId || seen.has(mailboxId)) continue;
-          seen.add(mailboxId);
-          copies.push({ tenantId: t.tenantId, mailboxId, inboundId: p.kind === 'smtp' ? p.id : null, toEmail: t.address, size: p.size, message: p.message });
-        }
-      }
-    }
-    const created = await writer.storeCopies(trx, copies);
-    const used = new Map<number, number>();
-    for (const c of created) if (c.inboundId !== null) used.set(c.mailboxId, (used.get(c.mailboxId) ?? 0) + c.size);
-    for (const [id, delta] of used) await store.addUsedBytes(trx, id, delta);
-    await events.record(trx, created.map((c): EmailEvent => ({ tenantId: c.tenantId, type: 'email.received', emailId: c.id, mailboxId: c.mailboxId })));
-    const referenced = new Set(created.map((c) => c.inboundId));
-    const done: Array<{ id: number; keep: boolean }> = [];
-    for (const p of prepared) {
-      const forwards = p.targets.flatMap((t) => t.forwards.map((address) => ({ tenantId: t.tenantId, address })));
-      await store.insertForwards(trx, forwards.map((f) => ({
-        tenant_id: f.tenantId, inbound_id: p.id, mail_from: p.mailFrom, address: f.address,
-        next_attempt_at: now, last_error: null, created_at: now,
-      })));
-      const keep = forwards.length > 0 || referenced.has(p.id);
-      done.push({ id: p.id, keep });
-      if (!keep && p.kind === 'smtp') {
-        const row = rows.find((r) => r.id === p.id);
-        if (row?.raw_path) unlink.push(row.raw_path);
-      }
-    }
-    await store.finish(trx, done, now);
-    for (const f of failed) {
-      if (f.final) await store.fail(trx, f.id, f.error, now);
-      else await store.bumpAttempts(trx, f.id, f.error);
-    }
-    return unlink;
+    return { id: row.id, kind: 'smtp', targets, message: { ...parsed, attachments }, mailFrom: envelope.mailFrom, size: row.size, rawPath: row.raw_path };
   }
 
   /** Stores one batch; returns how many rows it took off the queue (0 when nothing is ready). */
@@ -123,14 +71,19 @@ export function createIngestWorker(deps: {
     const ready = (await store.queued(db, maxRows * 2))
       .filter((r) => (r.kind === 'api' || hasParser) && (retryAt.get(r.id) ?? 0) <= now);
     const picked: number[] = [];
+    const kinds = new Map<number, 'api' | 'smtp'>();
     let bytes = 0;
     for (const r of ready) {
       if (picked.length >= maxRows || (picked.length > 0 && bytes + r.size > BATCH_BYTES)) break;
       picked.push(r.id);
+      kinds.set(r.id, r.kind);
       bytes += r.size;
     }
     if (picked.length === 0) return 0;
-    const rows = await store.load(db, picked);
+    // API rows are read and stored by the storage thread; raw SMTP mail is parsed here first.
+    const smtpIds = picked.filter((id) => kinds.get(id) === 'smtp');
+    const apiIds = picked.filter((id) => kinds.get(id) === 'api');
+    const rows = smtpIds.length ? await store.load(db, smtpIds) : [];
     const prepared: Prepared[] = [];
     const failed: Failure[] = [];
     // Raw mail is parsed concurrently: authentication waits on DNS, not on this process.
@@ -155,14 +108,14 @@ export function createIngestWorker(deps: {
     committing = true;
     let unlink: string[];
     try {
-      unlink = await db.transaction().execute((trx) => storeBatch(trx, rows, prepared, failed, now));
+      ({ unlink } = await deps.thread.store({ apiIds, prepared, failed }));
     } finally {
       committing = false;
     }
     for (const f of failed) if (!f.final) retryAt.set(f.id, now + 5000 * 2 ** (rows.find((r) => r.id === f.id)?.attempts ?? 0));
     for (const p of prepared) retryAt.delete(p.id);
     for (const path of unlink) await blobs.remove(path);
-    return rows.length;
+    return picked.length;
   }
 
   // Scheduling uses the process's monotonic time (not the injectable clock: it measures, it does not decide what is due).
@@ -172,9 +125,10 @@ export function createIngestWorker(deps: {
 
   /**
    * Batches until the queue is empty. While mail is arriving the acknowledgements come first:
-   * batches are sized to about BUSY_BATCH_MS and followed by a pause three times as long, so
-   * storage takes at most a quarter of the event loop and the queue absorbs the burst; when
-   * nothing arrives, full batches run back to back.
+   * batches are sized to about BUSY_BATCH_MS (an accept commit waits behind at most one in the
+   * storage thread) and followed by a pause of BUSY_PAUSE_RATIO times as long, so storage leaves
+   * CPU to the accepting thread and the queue absorbs the burst; when nothing arrives, full batches
+   * run back to back.
    */
   async function loop(): Promise<void> {
     try {
@@ -188,7 +142,7 @@ export function createIngestWorker(deps: {
           if (n === 0) break;
           const took = performance.now() - started;
           msPerRow = 0.8 * msPerRow + 0.2 * (took / n);
-          await pause(busy ? Math.min(MAX_PAUSE_MS, Math.max(10, 3 * took)) : 0);
+          await pause(busy ? Math.min(MAX_PAUSE_MS, BUSY_PAUSE_RATIO * took) : 0);
         }
       } while (again && !stopped);
     } catch (err) {

@@ -1,6 +1,7 @@
 import { Worker } from 'node:worker_threads';
 import type { InboundMessage, RawDelivery, RawParser } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
+import { threadEntry } from '../threads/entry.js';
 
 /** What a parser thread is started with. */
 export interface ParserThreadOptions {
@@ -38,17 +39,6 @@ interface Slot {
   pending: Map<number, Pending>;
 }
 
-/**
- * The thread entry: the compiled parse-worker.js next to this file, or, when running from the
- * TypeScript sources (tsx), a bootstrap that registers tsx in the thread before loading it.
- */
-function threadEntry(): { script: string | URL; evaluated: boolean } {
-  if (!import.meta.url.endsWith('.ts')) return { script: new URL('./parse-worker.js', import.meta.url), evaluated: false };
-  const api = import.meta.resolve('tsx/esm/api');
-  const target = new URL('./parse-worker.ts', import.meta.url).href;
-  return { script: `import(${JSON.stringify(api)}).then((m) => { m.register(); return import(${JSON.stringify(target)}); });`, evaluated: true };
-}
-
 /** Attachment bytes arrive as plain Uint8Arrays; the contract says Buffer. */
 function revive(message: InboundMessage): InboundMessage {
   for (const a of message.attachments) {
@@ -65,7 +55,7 @@ function revive(message: InboundMessage): InboundMessage {
  * than `timeoutMs` for one message is replaced, and its messages are rejected (ingest retries).
  */
 export function createParserPool(opts: ParserPoolOptions) {
-  const entry = threadEntry();
+  const entry = threadEntry(import.meta.url, 'parse-worker');
   const workerData: ParserThreadOptions = { hostname: opts.hostname, dnsServers: opts.dnsServers, logLevel: opts.logLevel };
   let slots: Slot[] = [];
   let seq = 0;

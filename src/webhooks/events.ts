@@ -30,6 +30,10 @@ export function createEventRecorder({ clock, store = createWebhookStore(), onQue
   onQueued?: (hints: QueuedHint[]) => void;
 }) {
   return {
+    /** Passes on hints of deliveries recorded elsewhere (by the storage thread's own recorder). */
+    notify(hints: QueuedHint[]): void {
+      if (hints.length > 0 && onQueued) onQueued(hints);
+    },
     /** Records events and queues their webhook deliveries in the caller's transaction; returns the event ids. */
     async record(trx: Db, events: EmailEvent[]): Promise<number[]> {
       if (events.length === 0) return [];

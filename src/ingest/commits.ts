@@ -1,0 +1,164 @@
+import type { Insertable } from 'kysely';
+import type { Db } from '../db/connection.js';
+import type { Copy, EmailWriter } from '../emails/writer.js';
+import type { EmailEvent, EventRecorder } from '../webhooks/events.js';
+import type { StoredMessage, Target } from './message.js';
+import { messageKey, type IngestStore, type MessageKey } from './store.js';
+import type { InboundTable } from './tables.js';
+
+const MB = 1024 * 1024;
+
+/**
+ * One message of a group commit, as the accepting side hands it to the storage thread: already
+ * serialised, so crossing threads copies strings and bytes rather than object graphs.
+ */
+export type AcceptJob =
+  | { kind: 'api'; messageJson: string; messageId: string; target: Target; size: number }
+  | { kind: 'smtp'; envelopeJson: string; targetsJson: string; raw: Uint8Array | null; rawPath: string | null; size: number };
+
+/** A job's outcome: committed, or the API error to answer it with. */
+export type AcceptOutcome = { ok: true } | { ok: false; status: 409 | 422; reason: string };
+
+/** Whether a mailbox has room for `size` more bytes under its quota (0 = unlimited). */
+export const fits = (m: { quota_mb: number; used_bytes: number }, size: number) => m.quota_mb <= 0 || m.used_bytes + size <= m.quota_mb * MB;
+
+/**
+ * The group commit's transaction body: queue rows for every job, message_id reservations for API
+ * mail (409 for one stored or queued for a target mailbox), quotas counted as soon as accepted (422
+ * over quota), so a burst cannot overrun a quota before the worker stores it.
+ */
+export async function acceptGroup(trx: Db, store: IngestStore, jobs: AcceptJob[], now: number): Promise<AcceptOutcome[]> {
+  const keys: MessageKey[] = [];
+  const boxes = new Set<number>();
+  for (const j of jobs) {
+    if (j.kind !== 'api') continue;
+    for (const mailboxId of j.target.mailboxIds) { keys.push({ mailboxId, messageId: j.messageId }); boxes.add(mailboxId); }
+  }
+  const taken = keys.length ? await store.takenKeys(trx, keys) : new Set<string>();
+  const quota = new Map((await store.quotas(trx, [...boxes])).map((q) => [q.id, q]));
+  const out: AcceptOutcome[] = [];
+  const used = new Map<number, number>();
+  const rows: Insertable<InboundTable>[] = [];
+  const reservations: Array<{ keys: MessageKey[]; row: number }> = [];
+  for (const j of jobs) {
+    if (j.kind === 'smtp') {
+      const raw = j.raw ? Buffer.from(j.raw.buffer, j.raw.byteOffset, j.raw.byteLength) : null;
+      rows.push({ kind: 'smtp', message: j.envelopeJson, targets: j.targetsJson, raw, raw_path: j.rawPath, size: j.size, error: null, created_at: now, done_at: null });
+      out.push({ ok: true });
+      continue;
+    }
+    const mine = j.target.mailboxIds.map((mailboxId) => ({ mailboxId, messageId: j.messageId }));
+    if (mine.some((k) => taken.has(messageKey(k)))) {
+      out.push({ ok: false, status: 409, reason: 'message_id already exists for this mailbox' });
+      continue;
+    }
+    if (j.target.mailboxIds.some((id) => { const q = quota.get(id); return q !== undefined && !fits(q, j.size); })) {
+      out.push({ ok: false, status: 422, reason: 'mailbox over quota' });
+      continue;
+    }
+    reservations.push({ keys: mine, row: rows.length });
+    rows.push({ kind: 'api', message: j.messageJson, targets: JSON.stringify([j.target]), raw: null, raw_path: null, size: j.size, error: null, created_at: now, done_at: null });
+    for (const k of mine) taken.add(messageKey(k));
+    for (const id of j.target.mailboxIds) {
+      const q = quota.get(id);
+      if (q) q.used_bytes += j.size;
+      used.set(id, (used.get(id) ?? 0) + j.size);
+    }
+    out.push({ ok: true });
+  }
+  const ids = await store.insertInbound(trx, rows);
+  await store.reserve(trx, reservations.flatMap((r) => r.keys.map((k) => ({ mailbox_id: k.mailboxId, message_id: k.messageId, inbound_id: ids[r.row] }))));
+  for (const [id, delta] of used) await store.addUsedBytes(trx, id, delta);
+  return out;
+}
+
+/** A queued message ready to be stored: where its copies go and what they hold. */
+export interface Prepared {
+  id: number;
+  kind: 'api' | 'smtp';
+  targets: Target[];
+  message: StoredMessage;
+  mailFrom: string | null;
+  size: number;
+  /** The raw file of SMTP mail kept outside its row, removed once nothing references it. */
+  rawPath: string | null;
+}
+
+/** A queued message that could not be prepared (parsed); `final` gives up on it. */
+export interface Failure {
+  id: number;
+  error: string;
+  final: boolean;
+}
+
+/** One batch for the storage transaction: API rows by id (read inside it), SMTP mail already parsed. */
+export interface StoreInput {
+  apiIds: number[];
+  prepared: Prepared[];
+  failed: Failure[];
+}
+
+/** What a stored batch leaves to do: raw files nothing references any more (removed after the commit). */
+export interface StoreResult {
+  unlink: string[];
+  stored: number;
+}
+
+/** API rows of the queue as Prepared messages (their JSON is parsed here, off the accepting thread). */
+async function loadApiRows(trx: Db, store: IngestStore, ids: number[]): Promise<Prepared[]> {
+  if (ids.length === 0) return [];
+  const rows = await store.load(trx, ids);
+  return rows.filter((r) => r.status === 'queued' && r.kind === 'api').map((r) => {
+    const message = JSON.parse(r.message) as StoredMessage;
+    return { id: r.id, kind: 'api' as const, targets: JSON.parse(r.targets) as Target[], message, mailFrom: message.fromEmail, size: r.size, rawPath: null };
+  });
+}
+
+/**
+ * The batch transaction: a copy per destination mailbox with its index entries, quota usage of
+ * SMTP mail, `email.received` events, forwards, rows marked done (or removed when nothing needs
+ * them) and failures noted.
+ */
+export async function storeBatch(
+  trx: Db, deps: { store: IngestStore; writer: EmailWriter; events: EventRecorder }, input: StoreInput, now: number,
+): Promise<StoreResult> {
+  const { store, writer, events } = deps;
+  const prepared = [...(await loadApiRows(trx, store, input.apiIds)), ...input.prepared];
+  const unlink: string[] = [];
+  const owners = await store.mailboxOwners(trx, [...new Set(prepared.flatMap((p) => p.targets.flatMap((t) => t.mailboxIds)))]);
+  const copies: Copy[] = [];
+  for (const p of prepared) {
+    const seen = new Set<number>();
+    for (const t of p.targets) {
+      for (const mailboxId of t.mailboxIds) {
+        // A mailbox deleted since acceptance gets nothing; one reached twice gets one copy.
+        if (owners.get(mailboxId) !== t.tenantId || seen.has(mailboxId)) continue;
+        seen.add(mailboxId);
+        copies.push({ tenantId: t.tenantId, mailboxId, inboundId: p.kind === 'smtp' ? p.id : null, toEmail: t.address, size: p.size, message: p.message });
+      }
+    }
+  }
+  const created = await writer.storeCopies(trx, copies);
+  const used = new Map<number, number>();
+  for (const c of created) if (c.inboundId !== null) used.set(c.mailboxId, (used.get(c.mailboxId) ?? 0) + c.size);
+  for (const [id, delta] of used) await store.addUsedBytes(trx, id, delta);
+  await events.record(trx, created.map((c): EmailEvent => ({ tenantId: c.tenantId, type: 'email.received', emailId: c.id, mailboxId: c.mailboxId })));
+  const referenced = new Set(created.map((c) => c.inboundId));
+  const done: Array<{ id: number; keep: boolean }> = [];
+  const forwards = prepared.flatMap((p) => p.targets.flatMap((t) => t.forwards.map((address) => ({
+    tenant_id: t.tenantId, inbound_id: p.id, mail_from: p.mailFrom, address, next_attempt_at: now, last_error: null, created_at: now,
+  }))));
+  for (let i = 0; i < forwards.length; i += 500) await store.insertForwards(trx, forwards.slice(i, i + 500));
+  const forwarded = new Set(forwards.map((f) => f.inbound_id));
+  for (const p of prepared) {
+    const keep = forwarded.has(p.id) || referenced.has(p.id);
+    done.push({ id: p.id, keep });
+    if (!keep && p.rawPath) unlink.push(p.rawPath);
+  }
+  await store.finish(trx, done, now);
+  for (const f of input.failed) {
+    if (f.final) await store.fail(trx, f.id, f.error, now);
+    else await store.bumpAttempts(trx, f.id, f.error);
+  }
+  return { unlink, stored: created.length };
+}

@@ -1,0 +1,21 @@
+import type { MarkerCell } from '../emails/markers.js';
+import type { QueuedHint } from '../webhooks/events.js';
+import type { AcceptJob, AcceptOutcome, StoreInput, StoreResult } from './commits.js';
+
+/** What the storage thread is started with. */
+export interface StorageThreadData {
+  dataDir: string;
+  /** The update-marker cell shared with the server's connection (already loaded). */
+  markerCell: MarkerCell;
+}
+
+/** A request to the storage thread; `now` is the server's clock, so an injected clock holds in the thread too. */
+export type StorageRequest =
+  | { id: number; op: 'accept'; now: number; jobs: AcceptJob[] }
+  | { id: number; op: 'store'; now: number; input: StoreInput }
+  | { id: number; op: 'close'; now: number };
+
+/** The thread's answer to a request. */
+export type StorageReply =
+  | { id: number; ok: true; outcomes?: AcceptOutcome[]; stored?: StoreResult; hints: QueuedHint[] }
+  | { id: number; ok: false; error: string };

@@ -1,0 +1,86 @@
+import { Worker } from 'node:worker_threads';
+import type { Clock } from '../clock.js';
+import type { MarkerCell } from '../emails/markers.js';
+import type { Logger } from '../logger.js';
+import { threadEntry } from '../threads/entry.js';
+import type { QueuedHint } from '../webhooks/events.js';
+import type { AcceptJob, AcceptOutcome, StoreInput, StoreResult } from './commits.js';
+import type { StorageReply, StorageRequest, StorageThreadData } from './storage-protocol.js';
+
+type Pending = { resolve(r: StorageReply & { ok: true }): void; reject(e: Error): void };
+type Body = StorageRequest extends infer R ? R extends StorageRequest ? Omit<R, 'id' | 'now'> : never : never;
+
+/**
+ * The server's side of the storage thread (storage-worker.ts): sends it group commits and storage
+ * batches and resolves with their results. The thread is started on first use and again after it
+ * failed; a request whose thread died is rejected (the accept fails with 451/500, the batch stays
+ * queued), never silently lost.
+ */
+export function createStorageThread(deps: { dataDir: string; markerCell: MarkerCell; clock: Clock; logger: Logger; onHints(h: QueuedHint[]): void }) {
+  const entry = threadEntry(import.meta.url, 'storage-worker');
+  const pending = new Map<number, Pending>();
+  let worker: Worker | null = null;
+  let seq = 0;
+
+  function failAll(err: Error): void {
+    for (const p of pending.values()) p.reject(err);
+    pending.clear();
+  }
+
+  function spawn(): Worker {
+    const workerData: StorageThreadData = { dataDir: deps.dataDir, markerCell: deps.markerCell };
+    const w = new Worker(entry.script, { eval: entry.evaluated, workerData });
+    w.on('message', (reply: StorageReply) => {
+      const p = pending.get(reply.id);
+      if (!p) return;
+      pending.delete(reply.id);
+      if (!reply.ok) return p.reject(new Error(reply.error));
+      if (reply.hints.length) deps.onHints(reply.hints);
+      p.resolve(reply);
+    });
+    w.on('error', (err) => {
+      deps.logger.error({ err }, 'storage thread failed');
+      if (worker === w) worker = null;
+      failAll(err);
+    });
+    w.on('exit', (code) => {
+      if (worker === w) worker = null;
+      failAll(new Error(`storage thread exited with code ${code}`));
+    });
+    return w;
+  }
+
+  function request(body: Body, transfer: ArrayBuffer[] = []): Promise<StorageReply & { ok: true }> {
+    worker ??= spawn();
+    const id = ++seq;
+    const w = worker;
+    return new Promise((resolve, reject) => {
+      pending.set(id, { resolve, reject });
+      w.postMessage({ ...body, id, now: deps.clock.now() } as StorageRequest, transfer);
+    });
+  }
+
+  return {
+    /** Starts the thread now (it also starts on first use). */
+    start() { worker ??= spawn(); },
+    /** Commits a group of accepted messages in one transaction; one outcome per job. */
+    async accept(jobs: AcceptJob[]): Promise<AcceptOutcome[]> {
+      return (await request({ op: 'accept', jobs })).outcomes!;
+    },
+    /** Stores one batch of queued messages in one transaction. */
+    async store(input: StoreInput): Promise<StoreResult> {
+      return (await request({ op: 'store', input })).stored!;
+    },
+    /** Lets requests under way finish, closes the thread's connection and ends it. */
+    async close(): Promise<void> {
+      const w = worker;
+      if (!w) return;
+      const exited = new Promise<void>((r) => w.once('exit', () => r()));
+      await request({ op: 'close' }).catch(() => undefined);
+      worker = null;
+      await Promise.race([exited, new Promise((r) => setTimeout(r, 5000).unref())]);
+      await w.terminate();
+    },
+  };
+}
+export type StorageThread = ReturnType<typeof createStorageThread>;

@@ -1,0 +1,60 @@
+/**
+ * The storage thread: the second SQLite connection, where the write transactions of ingestion run
+ * (group commits of accepted mail, batch storage with FTS5 indexing), so the thread that speaks
+ * HTTP and SMTP only accepts. Requests are handled one at a time, in arrival order.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { openConnection } from '../db/connection.js';
+import { createMarkers } from '../emails/markers.js';
+import { createEmailStore } from '../emails/store.js';
+import { createEmailWriter } from '../emails/writer.js';
+import { createEventRecorder, type QueuedHint } from '../webhooks/events.js';
+import { acceptGroup, storeBatch } from './commits.js';
+import type { StorageReply, StorageRequest, StorageThreadData } from './storage-protocol.js';
+import { createIngestStore } from './store.js';
+
+const { dataDir, markerCell } = workerData as StorageThreadData;
+const { db } = openConnection(dataDir);
+let now = Date.now();
+const clock = { now: () => now };
+const store = createIngestStore();
+const emailStore = createEmailStore();
+const markers = createMarkers(clock, (x) => emailStore.maxMarker(x), { cell: markerCell, loaded: true });
+const writer = createEmailWriter({ store: emailStore, markers, clock });
+let hints: QueuedHint[] = [];
+const events = createEventRecorder({ clock, onQueued: (h) => { hints.push(...h); } });
+const port = parentPort!;
+
+async function handle(req: StorageRequest): Promise<StorageReply> {
+  now = req.now;
+  hints = [];
+  switch (req.op) {
+    case 'accept': {
+      const outcomes = await db.transaction().execute((trx) => acceptGroup(trx, store, req.jobs, req.now));
+      return { id: req.id, ok: true, outcomes, hints: [] };
+    }
+    case 'store': {
+      const stored = await db.transaction().execute((trx) => storeBatch(trx, { store, writer, events }, req.input, req.now));
+      // The recorder reports webhook hints on the next turn, after its transaction.
+      await new Promise((r) => setImmediate(r));
+      return { id: req.id, ok: true, stored, hints };
+    }
+    case 'close':
+      await db.destroy();
+      return { id: req.id, ok: true, hints: [] };
+  }
+}
+
+let chain = Promise.resolve();
+port.on('message', (req: StorageRequest) => {
+  chain = chain.then(async () => {
+    let reply: StorageReply;
+    try {
+      reply = await handle(req);
+    } catch (err) {
+      reply = { id: req.id, ok: false, error: (err as Error)?.message ?? String(err) };
+    }
+    port.postMessage(reply);
+    if (req.op === 'close') port.close();
+  });
+});
