@@ -3,6 +3,7 @@
  * does not share its event loop), with rate limits off, and reads its port from the log.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { quietDns } from '../../test/helpers/dns.js';
 
@@ -66,4 +67,21 @@ export function cli(dataDir: string, args: string[]): Promise<string> {
     child.stderr.on('data', (d) => { stderr += d; });
     child.on('close', (code) => (code === 0 ? resolve(stdout.trim()) : reject(new Error(`cli ${args.join(' ')}: ${stderr}`))));
   });
+}
+
+/**
+ * CPU milliseconds (user + system) a process has used so far, in all its threads and in its main
+ * thread alone, from /proc (Linux); null elsewhere. Steadier than rates on a shared machine.
+ */
+export function processCpuMs(pid: number): { total: number; main: number } | null {
+  const ticks = (file: string) => {
+    const fields = readFileSync(file, 'utf8').replace(/^.*\) /, '').split(' ');
+    // utime and stime are fields 14 and 15 of stat, 12 and 13 after the "pid (comm) " prefix; 100 ticks a second.
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / 100;
+  };
+  try {
+    return { total: ticks(`/proc/${pid}/stat`), main: ticks(`/proc/${pid}/task/${pid}/stat`) };
+  } catch {
+    return null;
+  }
 }

@@ -11,7 +11,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { cli, startServer } from './email-bench-server.js';
+import { cli, processCpuMs, startServer } from './email-bench-server.js';
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
 const SECONDS = Number(args.get('seconds') ?? 20);
@@ -47,6 +47,7 @@ try {
   const encodedText = JSON.stringify(text).slice(1);
   let n = 0;
   const started = Date.now();
+  const cpuBefore = processCpuMs(server.child.pid!);
   const result = await autocannon({
     url: server.base.replace(/\/api$/, ''),
     connections: CONNECTIONS,
@@ -67,6 +68,12 @@ try {
     }],
   });
   const accepted = result['2xx'];
+  const cpuAfter = processCpuMs(server.child.pid!);
+  // Server CPU per accepted message during the load (storage running meanwhile included).
+  const cpu = cpuBefore && cpuAfter ? {
+    server_cpu_us_per_msg: Math.round(((cpuAfter.total - cpuBefore.total) * 1000) / Math.max(accepted, 1)),
+    main_thread_cpu_us_per_msg: Math.round(((cpuAfter.main - cpuBefore.main) * 1000) / Math.max(accepted, 1)),
+  } : {};
   // Then the backlog: how long until the worker stored every accepted message.
   const drainStart = Date.now();
   while ((await count("SELECT count(*) AS n FROM inbound WHERE status = 'queued'")) > 0 && Date.now() - drainStart < 120_000) {
@@ -77,7 +84,7 @@ try {
   console.log(JSON.stringify({
     bench: 'inbound', seconds: SECONDS, connections: CONNECTIONS, accepted, non_2xx: result.non2xx, errors: result.errors, timeouts: result.timeouts,
     accepted_per_s: Math.round(accepted / SECONDS), latency_ms: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
-    drain_s: Math.round(drainS * 10) / 10, stored,
+    drain_s: Math.round(drainS * 10) / 10, stored, ...cpu,
   }));
 } finally {
   await server.stop();

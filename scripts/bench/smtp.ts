@@ -14,6 +14,7 @@
  * Bounded: every phase has its duration and every wait a deadline.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { processCpuMs } from './email-bench-server.js';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,7 +65,9 @@ function run(args: string[]): Promise<string> {
 }
 
 function startServer(): Promise<{ child: ChildProcess; httpPort: number; smtpPort: number }> {
-  const child = spawn(process.execPath, MAIN, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the server.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, ...MAIN], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let buf = '';
     let httpPort = 0;
@@ -176,7 +179,14 @@ async function main() {
     const rssIdle = rssMb(pid);
 
     // Phase 1: 5 KB messages.
+    const cpuBefore = processCpuMs(pid);
     const plain = await load(server.smtpPort, SECONDS, 'plain', null);
+    const cpuAfter = processCpuMs(pid);
+    // Server CPU per acknowledged message during the load, all threads and the main thread alone.
+    const plainCpu = cpuBefore && cpuAfter ? {
+      server_cpu_us_per_msg: Math.round(((cpuAfter.total - cpuBefore.total) * 1000) / Math.max(plain.acked, 1)),
+      main_thread_cpu_us_per_msg: Math.round(((cpuAfter.main - cpuBefore.main) * 1000) / Math.max(plain.acked, 1)),
+    } : {};
     // End to end: the last acknowledged message listed, then the full count confirmed.
     const lastSubject = `plain ${plain.lastIndex}`;
     const deadline = Date.now() + 60_000;
@@ -224,7 +234,7 @@ async function main() {
       server: MAIN.join(' '),
       connections: CONNECTIONS,
       plain_5kb: {
-        seconds: Math.round(plain.elapsed * 10) / 10, acked: plain.acked, errors: plain.errors, acked_per_s: plain.rate, p50_ms: plain.p50, p99_ms: plain.p99,
+        seconds: Math.round(plain.elapsed * 10) / 10, acked: plain.acked, errors: plain.errors, acked_per_s: plain.rate, p50_ms: plain.p50, p99_ms: plain.p99, ...plainCpu,
         last_visible_after_s: visibleAfter === null ? null : Math.round(visibleAfter * 100) / 100,
         end_to_end_per_s: visibleAt ? Math.round(plain.acked / ((visibleAt - plain.started) / 1000)) : null,
         listed, all_listed: listed >= plain.acked, count_confirmed_after_s: Math.round(((countedAt - plain.lastAck) / 1000) * 100) / 100,

@@ -7,6 +7,12 @@ import type { QueuedHint } from '../webhooks/events.js';
 import type { AcceptJob, AcceptOutcome, StoreInput, StoreResult } from './commits.js';
 import type { StorageReply, StorageRequest, StorageThreadData } from './storage-protocol.js';
 
+/**
+ * Heap limits of the storage thread: a batch holds at most BATCH_BYTES of messages plus their
+ * index text; a small young generation keeps its resident memory down.
+ */
+const STORAGE_HEAP = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 8 };
+
 type Pending = { resolve(r: StorageReply & { ok: true }): void; reject(e: Error): void };
 type Body = StorageRequest extends infer R ? R extends StorageRequest ? Omit<R, 'id' | 'now'> : never : never;
 
@@ -29,7 +35,7 @@ export function createStorageThread(deps: { dataDir: string; markerCell: MarkerC
 
   function spawn(): Worker {
     const workerData: StorageThreadData = { dataDir: deps.dataDir, markerCell: deps.markerCell };
-    const w = new Worker(entry.script, { eval: entry.evaluated, workerData });
+    const w = new Worker(entry.script, { eval: entry.evaluated, workerData, resourceLimits: STORAGE_HEAP });
     w.on('message', (reply: StorageReply) => {
       const p = pending.get(reply.id);
       if (!p) return;

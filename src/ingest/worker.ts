@@ -13,7 +13,7 @@ export const BATCH_ROWS = 256;
 /** While mail is arriving, a batch aims at this many milliseconds, so acknowledgements never wait long behind it. */
 export const BUSY_BATCH_MS = 8;
 /** While mail arrives, the pause after a batch relative to the batch's time. */
-const BUSY_PAUSE_RATIO = Number(process.env.MAILSTEAD_X_PAUSE ?? 1);
+const BUSY_PAUSE_RATIO = 3;
 /** Mail accepted within this many milliseconds means the acceptor is busy. */
 const BUSY_WINDOW_MS = 100;
 /** Bytes of queued messages per batch (raw rows are loaded whole). */
@@ -64,12 +64,18 @@ export function createIngestWorker(deps: {
     return { id: row.id, kind: 'smtp', targets, message: { ...parsed, attachments }, mailFrom: envelope.mailFrom, size: row.size, rawPath: row.raw_path };
   }
 
-  /** Stores one batch; returns how many rows it took off the queue (0 when nothing is ready). */
-  async function batch(maxRows: number): Promise<number> {
+  /** Rows picked for a batch and not yet stored: the next batch must not pick them again. */
+  const inFlight = new Set<number>();
+
+  /** A batch ready for the storage thread. */
+  type Ready = { picked: number[]; apiIds: number[]; prepared: Prepared[]; failed: Failure[]; attempts: Map<number, number>; now: number };
+
+  /** Picks up to `maxRows` queued rows (and BATCH_BYTES) and parses the raw SMTP ones; null when nothing is ready. */
+  async function prepareBatch(maxRows: number): Promise<Ready | null> {
     const now = clock.now();
     const hasParser = deps.parser() !== null;
-    const ready = (await store.queued(db, maxRows * 2))
-      .filter((r) => (r.kind === 'api' || hasParser) && (retryAt.get(r.id) ?? 0) <= now);
+    const ready = (await store.queued(db, maxRows * 2 + inFlight.size))
+      .filter((r) => !inFlight.has(r.id) && (r.kind === 'api' || hasParser) && (retryAt.get(r.id) ?? 0) <= now);
     const picked: number[] = [];
     const kinds = new Map<number, 'api' | 'smtp'>();
     let bytes = 0;
@@ -79,43 +85,52 @@ export function createIngestWorker(deps: {
       kinds.set(r.id, r.kind);
       bytes += r.size;
     }
-    if (picked.length === 0) return 0;
-    // API rows are read and stored by the storage thread; raw SMTP mail is parsed here first.
-    const smtpIds = picked.filter((id) => kinds.get(id) === 'smtp');
-    const apiIds = picked.filter((id) => kinds.get(id) === 'api');
-    const rows = smtpIds.length ? await store.load(db, smtpIds) : [];
-    const prepared: Prepared[] = [];
-    const failed: Failure[] = [];
-    // Raw mail is parsed concurrently: authentication waits on DNS, not on this process.
-    const outcomes: Array<Prepared | null> = new Array(rows.length).fill(null);
-    let nextRow = 0;
-    await Promise.all(Array.from({ length: Math.min(PARSE_CONCURRENCY, rows.length) }, async () => {
-      while (nextRow < rows.length) {
-        const i = nextRow++;
-        const row = rows[i];
-        try {
-          outcomes[i] = await prepare(row);
-        } catch (err) {
-          const final = row.attempts + 1 >= MAX_ATTEMPTS;
-          failed.push({ id: row.id, error: (err as Error)?.message ?? String(err), final });
-          log.warn({ err, inbound_id: row.id, final }, 'inbound message could not be prepared');
+    if (picked.length === 0) return null;
+    for (const id of picked) inFlight.add(id);
+    try {
+      // API rows are read and stored by the storage thread; raw SMTP mail is parsed here first.
+      const smtpIds = picked.filter((id) => kinds.get(id) === 'smtp');
+      const apiIds = picked.filter((id) => kinds.get(id) === 'api');
+      const rows = smtpIds.length ? await store.load(db, smtpIds) : [];
+      const prepared: Prepared[] = [];
+      const failed: Failure[] = [];
+      // Raw mail is parsed concurrently: authentication waits on DNS, not on this process.
+      const outcomes: Array<Prepared | null> = new Array(rows.length).fill(null);
+      let nextRow = 0;
+      await Promise.all(Array.from({ length: Math.min(PARSE_CONCURRENCY, rows.length) }, async () => {
+        while (nextRow < rows.length) {
+          const i = nextRow++;
+          const row = rows[i];
+          try {
+            outcomes[i] = await prepare(row);
+          } catch (err) {
+            const final = row.attempts + 1 >= MAX_ATTEMPTS;
+            failed.push({ id: row.id, error: (err as Error)?.message ?? String(err), final });
+            log.warn({ err, inbound_id: row.id, final }, 'inbound message could not be prepared');
+          }
         }
-      }
-    }));
-    for (const p of outcomes) if (p) prepared.push(p);
-    // Stopping while parses ran: the rows stay queued for the next start.
-    if (stopped) return 0;
+      }));
+      for (const p of outcomes) if (p) prepared.push(p);
+      return { picked, apiIds, prepared, failed, attempts: new Map(rows.map((r) => [r.id, r.attempts])), now };
+    } catch (err) {
+      for (const id of picked) inFlight.delete(id);
+      throw err;
+    }
+  }
+
+  /** Has the storage thread store a prepared batch in one transaction, then cleans up after it. */
+  async function storeBatch(b: Ready): Promise<void> {
     committing = true;
     let unlink: string[];
     try {
-      ({ unlink } = await deps.thread.store({ apiIds, prepared, failed }));
+      ({ unlink } = await deps.thread.store({ apiIds: b.apiIds, prepared: b.prepared, failed: b.failed }));
     } finally {
       committing = false;
+      for (const id of b.picked) inFlight.delete(id);
     }
-    for (const f of failed) if (!f.final) retryAt.set(f.id, now + 5000 * 2 ** (rows.find((r) => r.id === f.id)?.attempts ?? 0));
-    for (const p of prepared) retryAt.delete(p.id);
+    for (const f of b.failed) if (!f.final) retryAt.set(f.id, b.now + 5000 * 2 ** (b.attempts.get(f.id) ?? 0));
+    for (const p of b.prepared) retryAt.delete(p.id);
     for (const path of unlink) await blobs.remove(path);
-    return picked.length;
   }
 
   // Scheduling uses the process's monotonic time (not the injectable clock: it measures, it does not decide what is due).
@@ -124,30 +139,42 @@ export function createIngestWorker(deps: {
   const pause = (ms: number) => new Promise<void>((r) => (ms > 0 ? setTimeout(r, ms) : setImmediate(r)));
 
   /**
-   * Batches until the queue is empty. While mail is arriving the acknowledgements come first:
-   * batches are sized to about BUSY_BATCH_MS (an accept commit waits behind at most one in the
-   * storage thread) and followed by a pause of BUSY_PAUSE_RATIO times as long, so storage leaves
-   * CPU to the accepting thread and the queue absorbs the burst; when nothing arrives, full batches
-   * run back to back.
+   * Batches until the queue is empty, as a two-stage pipeline: the next batch is picked and its raw
+   * mail parsed (parser threads) while the storage thread stores the previous one. While mail is
+   * arriving the acknowledgements come first: batches are sized to about BUSY_BATCH_MS (an accept
+   * commit waits behind at most one in the storage thread) and followed by a pause of
+   * BUSY_PAUSE_RATIO times as long, so storage leaves the cores to accepting and the queue absorbs
+   * the burst; when nothing arrives, full batches run back to back.
    */
   async function loop(): Promise<void> {
+    let storing: Promise<void> | null = null;
     try {
       do {
         again = false;
         while (!stopped) {
           const busy = performance.now() - lastAcceptAt < BUSY_WINDOW_MS;
           const rows = busy ? Math.max(4, Math.min(BATCH_ROWS, Math.floor(BUSY_BATCH_MS / msPerRow))) : BATCH_ROWS;
+          const next = await prepareBatch(rows);
+          // Stopping while parses ran: the rows stay queued for the next start.
+          if (stopped) break;
+          if (storing) await storing;
+          storing = null;
+          if (!next) break;
           const started = performance.now();
-          const n = await batch(rows);
-          if (n === 0) break;
-          const took = performance.now() - started;
-          msPerRow = 0.8 * msPerRow + 0.2 * (took / n);
-          await pause(busy ? Math.min(MAX_PAUSE_MS, BUSY_PAUSE_RATIO * took) : 0);
+          storing = storeBatch(next).then(async () => {
+            const took = performance.now() - started;
+            msPerRow = 0.8 * msPerRow + 0.2 * (took / next.picked.length);
+            if (busy) await pause(Math.min(MAX_PAUSE_MS, BUSY_PAUSE_RATIO * took));
+          });
         }
+        if (storing) await storing;
+        storing = null;
       } while (again && !stopped);
     } catch (err) {
       log.error({ err }, 'ingest batch failed; will retry');
     } finally {
+      // A failed batch's partner may still be storing: wait for it before the loop can start again.
+      if (storing) await (storing as Promise<void>).catch(() => undefined);
       running = false;
       for (const w of idleWaiters) w();
       idleWaiters = [];

@@ -39,6 +39,12 @@ interface Slot {
   pending: Map<number, Pending>;
 }
 
+/**
+ * Heap limits of a parser thread: old space for a 25 MB message's decoded text several times over,
+ * a small young generation (V8 would otherwise grow it to tens of MB per thread under load).
+ */
+const PARSER_HEAP = { maxOldGenerationSizeMb: 384, maxYoungGenerationSizeMb: 16 };
+
 /** Attachment bytes arrive as plain Uint8Arrays; the contract says Buffer. */
 function revive(message: InboundMessage): InboundMessage {
   for (const a of message.attachments) {
@@ -69,7 +75,7 @@ export function createParserPool(opts: ParserPoolOptions) {
   }
 
   function spawn(): Slot {
-    const worker = new Worker(entry.script, { eval: entry.evaluated, workerData, resourceLimits: { maxOldGenerationSizeMb: 512 } });
+    const worker = new Worker(entry.script, { eval: entry.evaluated, workerData, resourceLimits: PARSER_HEAP });
     // Parser threads never keep the process alive; an idle pool lets it exit.
     worker.unref();
     const slot: Slot = { worker, pending: new Map() };
