@@ -56,7 +56,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const tenants = createTenantService({ db, store: createTenantStore(), clock, cooldownSeconds: config.cooldownSeconds });
   const registry = createRouteRegistry({ tenants, config, clock, durable: database.durable });
   const metrics = createMetrics();
-  const core: Core = { config, clock, logger, db, queue, cron, registry, tenants, metrics, durable: database.durable };
+  const core: Core = { config, clock, logger, db, queue, cron, registry, tenants, metrics, durable: database.durable, changes: database.changes };
 
   // Capabilities, in dependency order; each install returns what later ones build on.
   const domains = installDomains(core);

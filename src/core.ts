@@ -21,4 +21,9 @@ export interface Core {
   metrics: Metrics;
   /** Resolves once every commit made before the call survives a power cut; await it before acknowledging. */
   durable(): Promise<void>;
+  /**
+   * Rows changed through `db` since it opened (SQLite total_changes()): unchanged means nothing
+   * this process provisions (domains, mailboxes, aliases, all written through `db`) has changed.
+   */
+  changes(): number;
 }

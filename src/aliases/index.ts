@@ -1,7 +1,7 @@
 import type { Core } from '../core.js';
 import type { RecipientResolver } from '../ingest/types.js';
 import type { Mailboxes } from '../mailboxes/index.js';
-import { createRecipientResolver } from './resolver.js';
+import { cachedRecipientResolver, createRecipientResolver } from './resolver.js';
 import { aliasRoutes } from './routes.js';
 import { createAliasService } from './service.js';
 import { createAliasStore } from './store.js';
@@ -17,7 +17,7 @@ export function installAliases(core: Core, _deps: { mailboxes: Mailboxes }) {
   const service = createAliasService({ db, store, queue, tenants, clock });
   queue.register(...aliasTasks({ store, clock }));
   aliasRoutes({ registry, aliases: service, queue });
-  const resolve: RecipientResolver = createRecipientResolver(db);
+  const resolve: RecipientResolver = cachedRecipientResolver(createRecipientResolver(db), core.changes);
   return {
     store,
     service,

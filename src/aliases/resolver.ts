@@ -70,3 +70,30 @@ export function createRecipientResolver(db: Db): RecipientResolver {
     return resolveRecipient(await readRecipientSnapshot(db, address), address);
   };
 }
+
+/** Most addresses a cached resolver remembers (emptied when it would grow past this). */
+const CACHE_SIZE = 10_000;
+
+/**
+ * A resolver that remembers answers while the directory cannot have changed: each answer is kept
+ * with the connection's change count (`changes`, SQLite total_changes()) it was read at and reused
+ * only while that count is the same. Every write through the connection (a mailbox, an alias or a
+ * domain provisioned or removed, but also any other row) moves the count, so no stale answer is
+ * ever given; under inbound load nothing is written through it (storage has its own connection)
+ * and a busy recipient costs one lookup.
+ */
+export function cachedRecipientResolver(resolve: RecipientResolver, changes: () => number): RecipientResolver {
+  const cache = new Map<string, { at: number; value: Resolution }>();
+  return async (address) => {
+    const at = changes();
+    const hit = cache.get(address);
+    if (hit && hit.at === at) return hit.value;
+    const value = await resolve(address);
+    // A change while the lookup ran: the answer may already be old, keep it for nobody.
+    if (changes() === at) {
+      if (cache.size >= CACHE_SIZE) cache.clear();
+      cache.set(address, { at, value });
+    }
+    return value;
+  };
+}

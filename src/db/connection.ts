@@ -17,6 +17,8 @@ export interface Database_ {
   sqlite: BetterSqlite3.Database;
   /** Resolves once every transaction committed before the call survives a power cut. */
   durable(): Promise<void>;
+  /** Rows inserted, updated or deleted through this connection since it opened (total_changes()). */
+  changes(): number;
   close(): Promise<void>;
 }
 
@@ -104,9 +106,11 @@ export async function openDatabase(dataDir: string, opts: { synchronous?: 'NORMA
     throw err;
   }
   const wal = createWalSync(`${databaseFile(dataDir)}-wal`);
+  const totalChanges = sqlite.prepare('SELECT total_changes()').pluck();
   return {
     db,
     sqlite,
+    changes: () => totalChanges.get() as number,
     durable: () => wal.flush(),
     close: async () => {
       await db.destroy();
