@@ -98,7 +98,7 @@ export function openConnection(dataDir: string, opts: { synchronous?: 'NORMAL' |
  */
 export async function openDatabase(dataDir: string, opts: { synchronous?: 'NORMAL' | 'FULL' } = {}): Promise<Database_> {
   mkdirSync(dataDir, { recursive: true });
-  const { db, sqlite } = openConnection(dataDir, opts);
+  const { db, sqlite } = openConnection(dataDir, { cacheMb: 8, ...opts });
   try {
     await migrate(db);
   } catch (err) {

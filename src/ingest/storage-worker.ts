@@ -14,7 +14,7 @@ import type { StorageReply, StorageRequest, StorageThreadData } from './storage-
 import { createIngestStore } from './store.js';
 
 const { dataDir, markerCell } = workerData as StorageThreadData;
-const { db } = openConnection(dataDir, { cacheMb: 16 });
+const { db } = openConnection(dataDir, { cacheMb: 8 });
 let now = Date.now();
 const clock = { now: () => now };
 const store = createIngestStore();

@@ -44,9 +44,9 @@ export function createIngestWorker(deps: {
   let running = false;
   let again = false;
   let stopped = true;
-  let committing = false;
+  /** The batch the storage thread is storing now (stop waits for it). */
+  let storing: Promise<void> | null = null;
   let timer: NodeJS.Timeout | null = null;
-  let idleWaiters: Array<() => void> = [];
 
   /** Parses a raw SMTP row and makes its attachments durable blobs. */
   async function prepare(row: InboundRow): Promise<Prepared> {
@@ -120,12 +120,10 @@ export function createIngestWorker(deps: {
 
   /** Has the storage thread store a prepared batch in one transaction, then cleans up after it. */
   async function storeBatch(b: Ready): Promise<void> {
-    committing = true;
     let unlink: string[];
     try {
       ({ unlink } = await deps.thread.store({ apiIds: b.apiIds, prepared: b.prepared, failed: b.failed }));
     } finally {
-      committing = false;
       for (const id of b.picked) inFlight.delete(id);
     }
     for (const f of b.failed) if (!f.final) retryAt.set(f.id, b.now + 5000 * 2 ** (b.attempts.get(f.id) ?? 0));
@@ -147,7 +145,6 @@ export function createIngestWorker(deps: {
    * the burst; when nothing arrives, full batches run back to back.
    */
   async function loop(): Promise<void> {
-    let storing: Promise<void> | null = null;
     try {
       do {
         again = false;
@@ -175,9 +172,8 @@ export function createIngestWorker(deps: {
     } finally {
       // A failed batch's partner may still be storing: wait for it before the loop can start again.
       if (storing) await (storing as Promise<void>).catch(() => undefined);
+      storing = null;
       running = false;
-      for (const w of idleWaiters) w();
-      idleWaiters = [];
     }
   }
 
@@ -210,7 +206,7 @@ export function createIngestWorker(deps: {
     async stop() {
       stopped = true;
       if (timer) clearInterval(timer);
-      if (running && committing) await new Promise<void>((r) => idleWaiters.push(r));
+      if (storing) await (storing as Promise<void>).catch(() => undefined);
     },
   };
 }
