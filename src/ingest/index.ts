@@ -24,6 +24,8 @@ export function createIngest(core: Core, deps: { resolve: RecipientResolver; eve
   let parser: RawParser | null = null;
   const thread = createStorageThread({
     dataDir: core.config.dataDir, markerCell: deps.markers.cell, clock: core.clock, logger: core.logger, onHints: (h) => deps.events.notify(h),
+    // The thread shares the update-marker cell, so the largest stored marker is loaded first.
+    beforeStart: () => deps.markers.ready(core.db),
   });
   const worker = createIngestWorker({ db: core.db, store, blobs, thread, clock: core.clock, logger: core.logger, parser: () => parser });
   const acceptor = createAcceptor({ db: core.db, store, blobs, resolve: deps.resolve, thread, onCommitted: () => worker.accepted(), durable: core.durable });
@@ -38,10 +40,8 @@ export function createIngest(core: Core, deps: { resolve: RecipientResolver; eve
   core.cron.add({ name: SWEEP_JOB, schedule: '17 * * * *', run: sweepOrphans });
   return {
     ingest, worker, store, blobs, sweepOrphans,
-    /** Loads the update markers (shared with the thread), starts the thread and the worker. */
+    /** Starts the worker; the storage thread starts with the first message to commit or store. */
     async start(): Promise<void> {
-      await deps.markers.ready(core.db);
-      thread.start();
       worker.start();
     },
     /** Stops the worker after its current batch, then the thread. */

@@ -22,7 +22,11 @@ type Body = StorageRequest extends infer R ? R extends StorageRequest ? Omit<R, 
  * failed; a request whose thread died is rejected (the accept fails with 451/500, the batch stays
  * queued), never silently lost.
  */
-export function createStorageThread(deps: { dataDir: string; markerCell: MarkerCell; clock: Clock; logger: Logger; onHints(h: QueuedHint[]): void }) {
+export function createStorageThread(deps: {
+  dataDir: string; markerCell: MarkerCell; clock: Clock; logger: Logger; onHints(h: QueuedHint[]): void;
+  /** Runs (once, successfully) before the thread is first started. */
+  beforeStart(): Promise<void>;
+}) {
   const entry = threadEntry(import.meta.url, 'storage-worker');
   const pending = new Map<number, Pending>();
   let worker: Worker | null = null;
@@ -56,8 +60,14 @@ export function createStorageThread(deps: { dataDir: string; markerCell: MarkerC
     return w;
   }
 
-  function request(body: Body, transfer: ArrayBuffer[] = []): Promise<StorageReply & { ok: true }> {
-    worker ??= spawn();
+  let prepared: Promise<void> | null = null;
+
+  async function request(body: Body, transfer: ArrayBuffer[] = []): Promise<StorageReply & { ok: true }> {
+    if (!worker) {
+      prepared ??= deps.beforeStart().catch((err) => { prepared = null; throw err; });
+      await prepared;
+      worker ??= spawn();
+    }
     const id = ++seq;
     const w = worker;
     return new Promise((resolve, reject) => {
@@ -67,8 +77,6 @@ export function createStorageThread(deps: { dataDir: string; markerCell: MarkerC
   }
 
   return {
-    /** Starts the thread now (it also starts on first use). */
-    start() { worker ??= spawn(); },
     /** Commits a group of accepted messages in one transaction; one outcome per job. */
     async accept(jobs: AcceptJob[]): Promise<AcceptOutcome[]> {
       return (await request({ op: 'accept', jobs })).outcomes!;
