@@ -6,25 +6,44 @@
  *   deep    GET /v1/emails?per_page=25&cursor=<a random position anywhere in the mailbox history>
  *   search  GET /v1/emails?per_page=25&q=zephyrine   (the word is in 1 % of the seeded mail)
  *   sync    GET /v1/emails/sync?since=<a random time in the history>&per_page=25
- * Reports req/s and latency per scenario, and the database bytes per stored email.
+ * Reports req/s and latency per scenario; the server's CPU time per request (all threads, its
+ * system part, and the main thread alone; from /proc on Linux, steadier than req/s on a shared
+ * machine); and the database bytes per stored email.
+ *
+ * The server is the build (`npm run build`: dist/src/main.js, what `npm start` runs, with reader
+ * threads) when it is newer than every source file, else the sources through tsx (reads on the
+ * main thread); --main=FILE picks another entry.
  *
  * Usage: node --import tsx scripts/bench/read.ts [DIR] [--seconds=10] [--connections=50] [--emails=N]
+ *          [--only=first_page,deep_cursor,search,sync] [--main=FILE]
  * Without DIR, seeds a temporary dir with N emails first (default 20,000) and removes it after.
  * Bounded: four scenarios of SECONDS each. Prints one JSON line.
  */
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import { encodeListCursor } from '../../src/emails/cursor.js';
-import { ROOT, startServer } from './email-bench-server.js';
+import { benchEnv, ROOT } from './email-bench-server.js';
 
 const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const args = new Map(process.argv.slice(2).filter((a) => a.startsWith('--')).map((a) => a.slice(2).split('=') as [string, string]));
 const SECONDS = Number(args.get('seconds') ?? 10);
 const CONNECTIONS = Number(args.get('connections') ?? 50);
+const ONLY = args.get('only')?.split(',');
+const BUILT = join(ROOT, 'dist', 'src', 'main.js');
+const MAIN = args.get('main') ? [args.get('main')!] : builtIsCurrent() ? [BUILT] : ['--import', 'tsx', 'src/main.ts'];
+
+/** Whether dist/src/main.js exists and is newer than every source file (a stale build is not measured). */
+function builtIsCurrent(): boolean {
+  if (!existsSync(BUILT)) return false;
+  const built = statSync(BUILT).mtimeMs;
+  const newest = (dir: string): number => readdirSync(dir, { withFileTypes: true })
+    .reduce((m, e) => Math.max(m, e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs), 0);
+  return built >= newest(join(ROOT, 'src'));
+}
 const temporary = positional.length === 0;
 const dataDir = positional[0] ?? mkdtempSync(join(tmpdir(), 'mailstead-bench-read-'));
 
@@ -45,7 +64,46 @@ const cursors = sample.map((r) => encodeListCursor({ direction: 'next', received
 const sinces = sample.map((r) => new Date(Math.floor(r.updated_seq / 1000)).toISOString());
 const pick = <T>(xs: T[]) => xs[Math.floor(Math.random() * xs.length)];
 
-const server = await startServer(dataDir);
+/** CPU milliseconds the server has used so far: all threads, their system part, and the main thread alone (null without /proc). */
+function cpuMs(pid: number): { total: number; system: number; main: number } | null {
+  // utime and stime, fields 14 and 15 of stat (12 and 13 after the "pid (comm) " prefix), in ticks of 10 ms.
+  const ticks = (file: string) => readFileSync(file, 'utf8').replace(/^.*\) /s, '').split(' ').slice(11, 13).map((x) => Number(x) * 10);
+  try {
+    const [user, system] = ticks(`/proc/${pid}/stat`);
+    const [mainUser, mainSystem] = ticks(`/proc/${pid}/task/${pid}/stat`);
+    return { total: user + system, system, main: mainUser + mainSystem };
+  } catch {
+    return null;
+  }
+}
+
+/** Starts the server on the data dir and resolves once it logged its HTTP port (60 s at most). */
+function startServer(): Promise<{ pid: number; base: string; stop(): Promise<void> }> {
+  // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the server.
+  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+  const child = spawn(process.execPath, [...nodeArgs, ...MAIN], { cwd: ROOT, env: { ...process.env, ...benchEnv(dataDir) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`server did not start: ${out.slice(-500)}`)); }, 60_000);
+    const onData = (d: Buffer) => {
+      out += d;
+      const m = /"http_port":(\d+)/.exec(out);
+      if (!m) return;
+      clearTimeout(timer);
+      child.stdout!.off('data', onData);
+      child.stdout!.resume();
+      resolve({
+        pid: child.pid!, base: `http://127.0.0.1:${m[1]}`,
+        async stop() { child.kill('SIGTERM'); await Promise.race([exited, new Promise((r) => setTimeout(r, 15_000))]); child.kill('SIGKILL'); },
+      });
+    };
+    child.stdout!.on('data', onData);
+    child.once('exit', (code) => { clearTimeout(timer); reject(new Error(`server exited ${code}: ${out.slice(-500)}`)); });
+  });
+}
+
+const server = await startServer();
 const results: Record<string, unknown> = {};
 try {
   const scenarios: Array<[string, () => string]> = [
@@ -55,18 +113,27 @@ try {
     ['sync', () => `/api/v1/emails/sync?per_page=25&since=${pick(sinces)}`],
   ];
   for (const [name, path] of scenarios) {
-    const check = await fetch(server.base.replace(/\/api$/, '') + path(), { headers: { authorization: `Bearer ${key}` } });
+    if (ONLY && !ONLY.includes(name)) continue;
+    const check = await fetch(server.base + path(), { headers: { authorization: `Bearer ${key}` } });
     const body = await check.json() as { data?: unknown[] };
     if (check.status !== 200 || !body.data?.length) throw new Error(`${name}: ${check.status} ${JSON.stringify(body).slice(0, 200)}`);
+    const cpuBefore = cpuMs(server.pid);
     const r = await autocannon({
-      url: server.base.replace(/\/api$/, ''), connections: CONNECTIONS, duration: SECONDS,
+      url: server.base, connections: CONNECTIONS, duration: SECONDS,
       requests: [{ method: 'GET', headers: { authorization: `Bearer ${key}` }, setupRequest: (req) => ({ ...req, path: path() }) }],
     });
-    results[name] = { req_per_s: Math.round(r['2xx'] / SECONDS), non_2xx: r.non2xx, errors: r.errors, latency_ms: { p50: r.latency.p50, p99: r.latency.p99, max: r.latency.max } };
+    const cpuAfter = cpuMs(server.pid);
+    const perReq = (ms: number) => Math.round((ms * 1000) / Math.max(r['2xx'], 1));
+    const cpu = cpuBefore === null || cpuAfter === null ? {} : {
+      server_cpu_us_per_req: perReq(cpuAfter.total - cpuBefore.total),
+      server_sys_us_per_req: perReq(cpuAfter.system - cpuBefore.system),
+      main_thread_cpu_us_per_req: perReq(cpuAfter.main - cpuBefore.main),
+    };
+    results[name] = { req_per_s: Math.round(r['2xx'] / SECONDS), non_2xx: r.non2xx, errors: r.errors, latency_ms: { p50: r.latency.p50, p99: r.latency.p99, max: r.latency.max }, ...cpu };
   }
 } finally {
   await server.stop();
 }
 const bytes = statSync(join(dataDir, 'mailstead.db')).size;
-console.log(JSON.stringify({ bench: 'read', emails, seconds: SECONDS, connections: CONNECTIONS, ...results, db_bytes_per_email: Math.round(bytes / Math.max(emails, 1)) }));
+console.log(JSON.stringify({ bench: 'read', server: MAIN.join(' '), emails, seconds: SECONDS, connections: CONNECTIONS, ...results, db_bytes_per_email: Math.round(bytes / Math.max(emails, 1)) }));
 if (temporary) rmSync(dataDir, { recursive: true, force: true });

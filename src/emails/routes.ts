@@ -1,3 +1,4 @@
+import type { Context } from 'koa';
 import type { RouteRegistry } from '../http/registry.js';
 import { isTrue } from '../http/validate.js';
 import type { EmailFiles } from './files.js';
@@ -9,17 +10,26 @@ import { DEFAULT_PER_PAGE, type EmailService } from './service.js';
 
 const ms = (v: string | undefined) => (v === undefined ? undefined : Date.parse(v));
 
+/**
+ * Answers with a body that is already JSON text (the reads serialise their own answers, often in a
+ * reader thread): the same bytes and Content-Type (`application/json; charset=utf-8`) as Koa gives
+ * an object body.
+ */
+function json(ctx: Context, text: string): void {
+  ctx.type = 'application/json';
+  ctx.body = text;
+}
+
 /** The web face of inbox reading: list, sync, get, read, delete, attachment links and downloads, raw. */
 export function emailRoutes({ registry, emails, files }: { registry: RouteRegistry; emails: EmailService; files: EmailFiles }) {
   registry.add<unknown, ListQuery>({
     method: 'get', path: '/v1/emails', summary: 'List stored emails, newest first, cursor-paginated',
     permission: 'read', query: listQuery,
     async handler(ctx, { key, query }) {
-      const { data, meta } = await emails.list(key.tenantId, {
+      json(ctx, await emails.listBody(key.tenantId, {
         mailboxId: query.mailbox_id, unread: query.unread === undefined ? undefined : isTrue(query.unread),
         since: ms(query.since), before: ms(query.before), q: query.q, cursor: query.cursor, perPage: query.per_page ?? DEFAULT_PER_PAGE,
-      });
-      ctx.body = { status: 'success', data, meta };
+      }));
     },
   });
 
@@ -28,10 +38,9 @@ export function emailRoutes({ registry, emails, files }: { registry: RouteRegist
     method: 'get', path: '/v1/emails/sync', summary: 'Changes since a time, oldest first, with tombstones for deleted mail',
     permission: 'read', query: syncQuery,
     async handler(ctx, { key, query }) {
-      const { data, meta } = await emails.sync(key.tenantId, {
+      json(ctx, await emails.syncBody(key.tenantId, {
         since: Date.parse(query.since), cursor: query.cursor, perPage: query.per_page ?? DEFAULT_PER_PAGE, mailboxId: query.mailbox_id,
-      });
-      ctx.body = { status: 'success', data, meta };
+      }));
     },
   });
 
@@ -39,7 +48,7 @@ export function emailRoutes({ registry, emails, files }: { registry: RouteRegist
     method: 'get', path: '/v1/emails/{email}', summary: 'Get one email with its attachment metadata',
     permission: 'read', params: emailParams, errors: [404],
     async handler(ctx, { key, params }) {
-      ctx.body = { status: 'success', data: await emails.get(key.tenantId, params.email) };
+      json(ctx, await emails.getBody(key.tenantId, params.email));
     },
   });
 

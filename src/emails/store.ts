@@ -1,6 +1,6 @@
-import { sql, type ExpressionBuilder, type Insertable, type SelectQueryBuilder } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import type { Db } from '../db/connection.js';
-import type { Database } from '../db/schema.js';
+import type { Reader } from '../db/reader.js';
 import type { AttachmentsTable, EmailContentsTable, EmailsFtsTable, EmailsTable } from './tables.js';
 
 /** What narrows a list: the tenant always, the rest when given. */
@@ -26,36 +26,6 @@ export const LIST_COLUMNS = [
   'e.id', 'e.mailbox_id', 'e.to_email', 'e.from_email', 'e.from_name', 'e.subject', 'e.snippet',
   'e.received_at', 'e.read_at', 'e.has_attachments', 'e.size',
 ] as const;
-
-/**
- * A column compared without its index (unary plus): for lookups by id, where SQLite without
- * statistics would otherwise walk a tenant index instead of fetching the rows by rowid.
- */
-const notIndexed = (column: 'e.tenant_id') => sql<number>`+${sql.ref(column)}`;
-
-type E = ExpressionBuilder<Database & { e: EmailsTable }, 'e'>;
-
-/** The WHERE of a list page: tenant, live rows, the filters, and the side of the cursor position. */
-function listWhere(eb: E, f: ListFilter, pos: Position | null) {
-  const and = [eb('e.tenant_id', '=', f.tenantId), eb('e.deleted_at', 'is', null)];
-  if (f.mailboxId !== undefined) and.push(eb('e.mailbox_id', '=', f.mailboxId));
-  if (f.unread === true) and.push(eb('e.read_at', 'is', null));
-  if (f.unread === false) and.push(eb('e.read_at', 'is not', null));
-  if (f.since !== undefined) and.push(eb('e.received_at', '>=', f.since));
-  if (f.before !== undefined) and.push(eb('e.received_at', '<=', f.before));
-  if (pos) {
-    // Written as a plain range plus a tie-break so the index range is used.
-    const [cmp, strict] = pos.side === 'below' ? (['<=', '<'] as const) : (['>=', '>'] as const);
-    and.push(eb('e.received_at', cmp, pos.receivedAt));
-    and.push(eb.or([eb('e.received_at', strict, pos.receivedAt), eb('e.id', strict, pos.id)]));
-  }
-  return eb.and(and);
-}
-
-function ordered<O>(q: SelectQueryBuilder<any, any, O>, side: 'below' | 'above') {
-  const dir = side === 'below' ? 'desc' : 'asc';
-  return q.orderBy('e.received_at', dir).orderBy('e.id', dir);
-}
 
 /** Every query of stored email. */
 export function createEmailStore() {
@@ -103,49 +73,6 @@ export function createEmailStore() {
     maxMarker: (db: Db) =>
       db.selectFrom('emails').select((eb) => eb.fn.max('updated_seq').as('m')).executeTakeFirst().then((r) => Number(r?.m ?? 0)),
 
-    /**
-     * One list page, `limit` rows on `pos`'s side, nearest first: an index range in (received_at,
-     * id) order over the narrow rows, so the rows come with it (bodies live in email_contents).
-     */
-    listPage: (db: Db, f: ListFilter, pos: Position | null, limit: number) =>
-      ordered(db.selectFrom('emails as e').select(LIST_COLUMNS).where((eb) => listWhere(eb, f, pos)), pos?.side ?? 'below')
-        .limit(limit).execute(),
-
-    /** Whether any listed row lies on `pos`'s side. */
-    anyBeyond: (db: Db, f: ListFilter, pos: Position) =>
-      db.selectFrom('emails as e').select('e.id').where((eb) => listWhere(eb, f, pos)).limit(1).executeTakeFirst().then(Boolean),
-
-    /**
-     * One chunk of search hits in descending id order, below `belowId`: the FTS5 doclist is walked
-     * from the newest end (CROSS JOIN keeps it the outer loop) and only the narrow emails row is
-     * read per hit. `match` is an
-     * escaped FTS5 expression (fts.ts).
-     */
-    searchChunk: (db: Db, match: string, f: ListFilter, pos: Position | null, belowId: number, limit: number) =>
-      db.selectFrom('emails_fts').crossJoin('emails as e').whereRef('e.id', '=', 'emails_fts.rowid')
-        .select(['e.id', 'e.received_at', 'e.received_max'])
-        .where(sql<boolean>`emails_fts MATCH ${match}`)
-        .where('emails_fts.rowid', '<', belowId)
-        .where((eb) => listWhere(eb, f, pos))
-        .orderBy('emails_fts.rowid', 'desc').limit(limit).execute(),
-
-    /** Search hits nearest to `pos` in (received_at, id) order, the plain way (previous pages of a search). */
-    searchOrdered: (db: Db, match: string, f: ListFilter, pos: Position | null, limit: number) =>
-      ordered(db.selectFrom('emails as e').select(['e.id', 'e.received_at'])
-        .where('e.id', 'in', (eb) => eb.selectFrom('emails_fts').select('emails_fts.rowid').where(sql<boolean>`emails_fts MATCH ${match}`))
-        .where((eb) => listWhere(eb, f, pos)), pos?.side ?? 'below').limit(limit).execute(),
-
-    /** Whether any search hit lies on `pos`'s side (walking from the newest end, where such hits usually are). */
-    searchAnyBeyond: (db: Db, match: string, f: ListFilter, pos: Position) =>
-      db.selectFrom('emails_fts').crossJoin('emails as e').whereRef('e.id', '=', 'emails_fts.rowid').select('e.id')
-        .where(sql<boolean>`emails_fts MATCH ${match}`).where((eb) => listWhere(eb, f, pos))
-        .orderBy('emails_fts.rowid', pos.side === 'above' ? 'desc' : 'asc').limit(1).executeTakeFirst().then(Boolean),
-
-    /** The list fields of these ids (any order). */
-    listRows: (db: Db, tenantId: number, ids: number[]) =>
-      ids.length === 0 ? Promise.resolve([])
-        : db.selectFrom('emails as e').select(LIST_COLUMNS).where('e.id', 'in', ids).where(notIndexed('e.tenant_id'), '=', tenantId).execute(),
-
     /** A live email of the tenant with its contents, or undefined. */
     get: (db: Db, tenantId: number, id: number) =>
       db.selectFrom('emails as e').innerJoin('email_contents as c', 'c.email_id', 'e.id')
@@ -185,15 +112,6 @@ export function createEmailStore() {
     releaseBytes: (db: Db, mailboxId: number, size: number) =>
       db.updateTable('mailboxes').set({ used_bytes: sql`max(0, used_bytes - ${size})` }).where('id', '=', mailboxId).execute(),
 
-    /** Changes of a tenant with a marker above `after` (or at/after `since`), ascending. */
-    syncPage: (db: Db, tenantId: number, from: { atLeast: number } | { above: number }, limit: number, mailboxId?: number) => {
-      let q = db.selectFrom('emails as e').select([...LIST_COLUMNS, 'e.deleted_at', 'e.updated_seq'])
-        .where('e.tenant_id', '=', tenantId);
-      q = 'above' in from ? q.where('e.updated_seq', '>', from.above) : q.where('e.updated_seq', '>=', from.atLeast);
-      if (mailboxId !== undefined) q = q.where('e.mailbox_id', '=', mailboxId);
-      return q.orderBy('e.updated_seq').limit(limit).execute();
-    },
-
     /** The raw source of an email that came over SMTP. */
     rawSource: (db: Db, inboundId: number) =>
       db.selectFrom('inbound').select(['raw', 'raw_path']).where('id', '=', inboundId).executeTakeFirst(),
@@ -216,3 +134,236 @@ export function createEmailStore() {
   };
 }
 export type EmailStore = ReturnType<typeof createEmailStore>;
+
+/*
+ * The hot reads (list pages, search, sync, get) as plain SQL run by prepared statements on the
+ * read connection (src/db/reader.ts), without Kysely: building a query costs more than running
+ * most of these. The text is exactly what the Kysely forms these replaced compiled to (the test
+ * test/emails/reads.test.ts holds those forms and compares text and parameters for every shape), so
+ * the query plans are the ones measured in docs/PERFORMANCE.md.
+ */
+
+/** A query's text and its parameters, in order. */
+export interface RawQuery {
+  sql: string;
+  parameters: unknown[];
+}
+
+const column = (c: string) => `"e"."${c}"`;
+const LIST_SQL = LIST_COLUMNS.map((c) => column(c.slice(2))).join(', ');
+
+/**
+ * The WHERE of a list page: tenant, live rows, the filters, and the side of the cursor position
+ * (written as a plain range plus a tie-break so the index range is used). Pushes its parameters.
+ */
+function listWhere(f: ListFilter, pos: Position | null, parameters: unknown[]): string {
+  let w = '("e"."tenant_id" = ? and "e"."deleted_at" is null';
+  parameters.push(f.tenantId);
+  if (f.mailboxId !== undefined) { w += ' and "e"."mailbox_id" = ?'; parameters.push(f.mailboxId); }
+  if (f.unread === true) w += ' and "e"."read_at" is null';
+  if (f.unread === false) w += ' and "e"."read_at" is not null';
+  if (f.since !== undefined) { w += ' and "e"."received_at" >= ?'; parameters.push(f.since); }
+  if (f.before !== undefined) { w += ' and "e"."received_at" <= ?'; parameters.push(f.before); }
+  if (pos) {
+    w += pos.side === 'below'
+      ? ' and "e"."received_at" <= ? and ("e"."received_at" < ? or "e"."id" < ?)'
+      : ' and "e"."received_at" >= ? and ("e"."received_at" > ? or "e"."id" > ?)';
+    parameters.push(pos.receivedAt, pos.receivedAt, pos.id);
+  }
+  return w + ')';
+}
+
+const ORDER = {
+  below: ' order by "e"."received_at" desc, "e"."id" desc',
+  above: ' order by "e"."received_at" asc, "e"."id" asc',
+};
+
+/** The SQL of each hot read (pure: tested against the Kysely forms). */
+export const readQueries = {
+  /**
+   * One list page, `limit` rows on `pos`'s side, nearest first: an index range in (received_at,
+   * id) order over the narrow rows, so the rows come with it (bodies live in email_contents).
+   */
+  listPage(f: ListFilter, pos: Position | null, limit: number): RawQuery {
+    const parameters: unknown[] = [];
+    const where = listWhere(f, pos, parameters);
+    parameters.push(limit);
+    return { sql: `select ${LIST_SQL} from "emails" as "e" where ${where}${ORDER[pos?.side ?? 'below']} limit ?`, parameters };
+  },
+
+  /** Whether any listed row lies on `pos`'s side. */
+  anyBeyond(f: ListFilter, pos: Position): RawQuery {
+    const parameters: unknown[] = [];
+    const where = listWhere(f, pos, parameters);
+    parameters.push(1);
+    return { sql: `select "e"."id" from "emails" as "e" where ${where} limit ?`, parameters };
+  },
+
+  /**
+   * One chunk of search hits in descending id order, below `belowId`: the FTS5 doclist is walked
+   * from the newest end (CROSS JOIN keeps it the outer loop) and only the narrow emails row is
+   * read per hit. `match` is an escaped FTS5 expression (fts.ts).
+   */
+  searchChunk(match: string, f: ListFilter, pos: Position | null, belowId: number, limit: number): RawQuery {
+    const parameters: unknown[] = [match, belowId];
+    const where = listWhere(f, pos, parameters);
+    parameters.push(limit);
+    return {
+      sql: 'select "e"."id", "e"."received_at", "e"."received_max" from "emails_fts" cross join "emails" as "e" where "e"."id" = "emails_fts"."rowid" '
+        + `and emails_fts MATCH ? and "emails_fts"."rowid" < ? and ${where} order by "emails_fts"."rowid" desc limit ?`,
+      parameters,
+    };
+  },
+
+  /** Search hits nearest to `pos` in (received_at, id) order, the plain way (previous pages of a search). */
+  searchOrdered(match: string, f: ListFilter, pos: Position | null, limit: number): RawQuery {
+    const parameters: unknown[] = [match];
+    const where = listWhere(f, pos, parameters);
+    parameters.push(limit);
+    return {
+      sql: 'select "e"."id", "e"."received_at" from "emails" as "e" where "e"."id" in (select "emails_fts"."rowid" from "emails_fts" where emails_fts MATCH ?) '
+        + `and ${where}${ORDER[pos?.side ?? 'below']} limit ?`,
+      parameters,
+    };
+  },
+
+  /** Whether any search hit lies on `pos`'s side (walking from the newest end, where such hits usually are). */
+  searchAnyBeyond(match: string, f: ListFilter, pos: Position): RawQuery {
+    const parameters: unknown[] = [match];
+    const where = listWhere(f, pos, parameters);
+    parameters.push(1);
+    return {
+      sql: 'select "e"."id" from "emails_fts" cross join "emails" as "e" where "e"."id" = "emails_fts"."rowid" and emails_fts MATCH ? '
+        + `and ${where} order by "emails_fts"."rowid" ${pos.side === 'above' ? 'desc' : 'asc'} limit ?`,
+      parameters,
+    };
+  },
+
+  /**
+   * The list fields of these ids (any order). The tenant is compared with a unary plus: SQLite
+   * without statistics would otherwise walk the tenant index instead of fetching rows by rowid.
+   */
+  listRows(tenantId: number, ids: number[]): RawQuery {
+    return {
+      sql: `select ${LIST_SQL} from "emails" as "e" where "e"."id" in (${ids.map(() => '?').join(', ')}) and +"e"."tenant_id" = ?`,
+      parameters: [...ids, tenantId],
+    };
+  },
+
+  /** A live email of the tenant with its contents. */
+  get(tenantId: number, id: number): RawQuery {
+    return {
+      sql: `select ${LIST_SQL}, "e"."message_id", "e"."updated_seq", "c"."cc", "c"."bcc", "c"."headers", "c"."auth", "c"."body_text", "c"."body_html", "c"."inbound_id" `
+        + 'from "emails" as "e" inner join "email_contents" as "c" on "c"."email_id" = "e"."id" where "e"."id" = ? and "e"."tenant_id" = ? and "e"."deleted_at" is null',
+      parameters: [id, tenantId],
+    };
+  },
+
+  /** The attachments of an email, in their order. */
+  attachmentsOf(emailId: number): RawQuery {
+    return {
+      sql: 'select "id", "filename", "content_type", "size", "content_id", "disposition", "sha256" from "attachments" where "email_id" = ? order by "id"',
+      parameters: [emailId],
+    };
+  },
+
+  /** Changes of a tenant with a marker above `above` (or at/after `atLeast`), ascending. */
+  syncPage(tenantId: number, from: { atLeast: number } | { above: number }, limit: number, mailboxId?: number): RawQuery {
+    const parameters: unknown[] = [tenantId];
+    let sql = `select ${LIST_SQL}, "e"."deleted_at", "e"."updated_seq" from "emails" as "e" where "e"."tenant_id" = ? and "e"."updated_seq" `;
+    if ('above' in from) { sql += '> ?'; parameters.push(from.above); } else { sql += '>= ?'; parameters.push(from.atLeast); }
+    if (mailboxId !== undefined) { sql += ' and "e"."mailbox_id" = ?'; parameters.push(mailboxId); }
+    parameters.push(limit);
+    return { sql: sql + ' order by "e"."updated_seq" limit ?', parameters };
+  },
+};
+
+/**
+ * A row with the fields of a list item, as an array in LIST_COLUMNS order (`L` names the
+ * positions): pages are read in better-sqlite3's raw mode, which does not build an object per row.
+ * Rows of `get` and `syncPage` carry more columns after these.
+ */
+export type ListRow = [
+  id: number, mailbox_id: number, to_email: string, from_email: string, from_name: string | null, subject: string,
+  snippet: string, received_at: number, read_at: number | null, has_attachments: number, size: number,
+];
+
+/** Positions of the list fields in a ListRow. */
+export const L = {
+  id: 0, mailbox_id: 1, to_email: 2, from_email: 3, from_name: 4, subject: 5, snippet: 6, received_at: 7, read_at: 8, has_attachments: 9, size: 10,
+} as const;
+
+/** A search hit as the index walk reads it. */
+export interface HitRow {
+  id: number;
+  received_at: number;
+  received_max: number;
+}
+
+/** A live email with its contents, as `get` reads it: the list fields, then these. */
+export type EmailRow = [
+  ...ListRow, message_id: string, updated_seq: number, cc: string, bcc: string, headers: string, auth: string | null,
+  body_text: string | null, body_html: string | null, inbound_id: number | null,
+];
+
+/** An attachment's metadata. */
+export interface AttachmentRow {
+  id: number;
+  filename: string;
+  content_type: string;
+  size: number;
+  content_id: string | null;
+  disposition: string;
+  sha256: string;
+}
+
+/** Positions of an EmailRow's own fields. */
+export const G = { message_id: 11, updated_seq: 12, cc: 13, bcc: 14, headers: 15, auth: 16, body_text: 17, body_html: 18, inbound_id: 19 } as const;
+
+/** A change as sync reads it: the list fields, then deletion time and marker. */
+export type SyncRow = [...ListRow, deleted_at: number | null, updated_seq: number];
+
+/** Positions of a SyncRow's own fields. */
+export const S = { deleted_at: 11, updated_seq: 12 } as const;
+
+/**
+ * The terms of the search index, one row per occurrence (an fts5vocab table of the connection's
+ * own temp schema: nothing is stored). Asked for the first row in a term range, it stops there,
+ * unlike the `row` kind, which counts each term's documents first.
+ */
+const TERM_INSTANCES = 'temp.emails_fts_instances';
+
+/** The hot reads, run synchronously on the read connection. */
+export function createEmailReads(r: Reader) {
+  r.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS ${TERM_INSTANCES} USING fts5vocab(main, emails_fts, instance)`);
+  const all = <T>(q: RawQuery) => r.prepare(q.sql).all(q.parameters) as T[];
+  const one = <T>(q: RawQuery) => r.prepare(q.sql).get(q.parameters) as T | undefined;
+  const rows = <T>(q: RawQuery) => r.prepare(q.sql, true).all(q.parameters) as T[];
+  const first = <T>(q: RawQuery) => r.prepare(q.sql, true).get(q.parameters) as T | undefined;
+  return {
+    listPage: (f: ListFilter, pos: Position | null, limit: number) => rows<ListRow>(readQueries.listPage(f, pos, limit)),
+    anyBeyond: (f: ListFilter, pos: Position) => one(readQueries.anyBeyond(f, pos)) !== undefined,
+    searchChunk: (match: string, f: ListFilter, pos: Position | null, belowId: number, limit: number) =>
+      all<HitRow>(readQueries.searchChunk(match, f, pos, belowId, limit)),
+    searchOrdered: (match: string, f: ListFilter, pos: Position | null, limit: number) =>
+      all<{ id: number; received_at: number }>(readQueries.searchOrdered(match, f, pos, limit)),
+    searchAnyBeyond: (match: string, f: ListFilter, pos: Position) => one(readQueries.searchAnyBeyond(match, f, pos)) !== undefined,
+    listRows: (tenantId: number, ids: number[]) => (ids.length === 0 ? [] : rows<ListRow>(readQueries.listRows(tenantId, ids))),
+    get: (tenantId: number, id: number) => first<EmailRow>(readQueries.get(tenantId, id)),
+    attachmentsOf: (emailId: number) => all<AttachmentRow>(readQueries.attachmentsOf(emailId)),
+    syncPage: (tenantId: number, from: { atLeast: number } | { above: number }, limit: number, mailboxId?: number) =>
+      rows<SyncRow>(readQueries.syncPage(tenantId, from, limit, mailboxId)),
+    /**
+     * Whether the index holds a term that starts with `token` and is longer (`token` is lowercase
+     * ASCII letters and digits: the next term up is at least token + U+0001, and every extension
+     * sorts below the token with its last character raised).
+     */
+    hasLongerTerm(token: string): boolean {
+      const above = token.slice(0, -1) + String.fromCharCode(token.charCodeAt(token.length - 1) + 1);
+      return r.prepare(`SELECT 1 FROM ${TERM_INSTANCES} WHERE term >= ? AND term < ? LIMIT 1`).get(`${token}\u0001`, above) !== undefined;
+    },
+    /** Runs `fn` in one read transaction: every statement of a request sees the same snapshot. */
+    snapshot: <T>(fn: () => T) => r.snapshot(fn),
+  };
+}
+export type EmailReads = ReturnType<typeof createEmailReads>;

@@ -13,7 +13,7 @@ export const BATCH_ROWS = 256;
 /** While mail is arriving, a batch aims at this many milliseconds, so acknowledgements never wait long behind it. */
 export const BUSY_BATCH_MS = 8;
 /** While mail arrives, the pause after a batch relative to the batch's time. */
-const BUSY_PAUSE_RATIO = 3;
+const BUSY_PAUSE_RATIO = 12;
 /** Mail accepted within this many milliseconds means the acceptor is busy. */
 const BUSY_WINDOW_MS = 100;
 /** Bytes of queued messages per batch (raw rows are loaded whole). */

@@ -1,8 +1,9 @@
 import type { Db } from '../db/connection.js';
+import { readerOf, type Reader } from '../db/reader.js';
 import type { Clock } from '../clock.js';
 import { tooManyRequests } from '../errors.js';
 import { generateApiKey, hashApiKey, looksLikeApiKey, parsePermissions, sameHash, type Permission } from './keys.js';
-import type { TenantStore } from './store.js';
+import { KEY_BY_HASH_SQL, type KeyRow, type TenantStore } from './store.js';
 
 /** The authenticated caller of a request: the key and what its tenant may do. */
 export interface ApiKey {
@@ -13,8 +14,20 @@ export interface ApiKey {
   isAdmin: boolean;
 }
 
+function apiKey(row: KeyRow): ApiKey {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    perms: new Set(row.perms.split(',') as Permission[]),
+    planActive: row.plan_active === 1,
+    isAdmin: row.is_admin === 1,
+  };
+}
+
 /** Tenants, keys, plans and cooldowns: the rules, used by the HTTP layer and the CLI alike. */
 export function createTenantService({ db, store, clock, cooldownSeconds }: { db: Db; store: TenantStore; clock: Clock; cooldownSeconds: number }) {
+  let reader: Reader | null = null;
+
   return {
     /** Creates a tenant and returns its id; throws if the name is taken. */
     async createTenant(name: string, opts: { plan?: boolean; admin?: boolean } = {}): Promise<number> {
@@ -45,19 +58,21 @@ export function createTenantService({ db, store, clock, cooldownSeconds }: { db:
       }
     },
 
-    /** The caller for a presented key, or null when it is malformed, unknown or revoked. */
+    /**
+     * The caller for a presented key, or null when it is malformed, unknown or revoked. It runs on
+     * every request, so the key row is read by one prepared statement on the read connection
+     * (src/db/reader.ts), without Kysely. Nothing is cached: every request reads the row as
+     * committed at that moment, so a revocation or plan change by anyone (the CLI included) applies
+     * to the very next request. (A cache would have to ask SQLite whether anything changed,
+     * `PRAGMA data_version`, which is one statement just like the lookup it would save.)
+     */
     async authenticate(presented: string): Promise<ApiKey | null> {
       if (!looksLikeApiKey(presented)) return null;
+      reader ??= await readerOf(db);
       const hash = hashApiKey(presented);
-      const row = await store.keyByHash(db, hash);
+      const row = reader.prepare(KEY_BY_HASH_SQL).get(hash) as KeyRow | undefined;
       if (!row || row.revoked_at !== null || !sameHash(row.key_hash, hash)) return null;
-      return {
-        id: row.id,
-        tenantId: row.tenant_id,
-        perms: new Set(row.perms.split(',') as Permission[]),
-        planActive: row.plan_active === 1,
-        isAdmin: row.is_admin === 1,
-      };
+      return apiKey(row);
     },
 
     /**

@@ -1,5 +1,24 @@
 import type { Db } from '../db/connection.js';
 
+/** A key with its tenant's plan and admin flags, as `KEY_BY_HASH_SQL` reads it. */
+export interface KeyRow {
+  id: number;
+  tenant_id: number;
+  key_hash: string;
+  perms: string;
+  revoked_at: number | null;
+  plan_active: number;
+  is_admin: number;
+}
+
+/**
+ * The key with its tenant's plan and admin flags, by hash; revoked keys included (the caller
+ * decides). Plain SQL for a prepared statement on the read connection: it runs on every request.
+ */
+export const KEY_BY_HASH_SQL = 'select "api_keys"."id", "api_keys"."tenant_id", "api_keys"."key_hash", "api_keys"."perms", "api_keys"."revoked_at", '
+  + '"tenants"."plan_active", "tenants"."is_admin" from "api_keys" inner join "tenants" on "tenants"."id" = "api_keys"."tenant_id" '
+  + 'where "api_keys"."key_hash" = ?';
+
 /** Every query about tenants, keys and cooldown counters. */
 export function createTenantStore() {
   return {
@@ -15,12 +34,6 @@ export function createTenantStore() {
     revokeKey: (db: Db, keyHash: string, at: number) =>
       db.updateTable('api_keys').set({ revoked_at: at }).where('key_hash', '=', keyHash).where('revoked_at', 'is', null)
         .executeTakeFirst().then((r) => Number(r.numUpdatedRows)),
-    /** The key with its tenant's plan and admin flags, by hash; revoked keys included (the caller decides). */
-    keyByHash: (db: Db, keyHash: string) =>
-      db.selectFrom('api_keys').innerJoin('tenants', 'tenants.id', 'api_keys.tenant_id')
-        .select(['api_keys.id', 'api_keys.tenant_id', 'api_keys.key_hash', 'api_keys.perms', 'api_keys.revoked_at',
-          'tenants.plan_active', 'tenants.is_admin'])
-        .where('api_keys.key_hash', '=', keyHash).executeTakeFirst(),
     cooldownLast: (db: Db, scope: string, keyId: number, subject: string) =>
       db.selectFrom('cooldowns').select('last_at').where('scope', '=', scope).where('key_id', '=', keyId)
         .where('subject', '=', subject).executeTakeFirst().then((r) => r?.last_at ?? null),

@@ -1,0 +1,179 @@
+import { availableParallelism } from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { threadEntry } from '../threads/entry.js';
+import type { ReadJob } from './reading.js';
+
+/** What a reader thread is started with. */
+export interface ReaderThreadOptions {
+  /** The database file, opened read-only. */
+  file: string;
+}
+
+/** One job for a reader thread. */
+export interface ReadRequest {
+  id: number;
+  job: ReadJob;
+}
+
+/** A job's answer. */
+export type ReadReply =
+  | { id: number; ok: true; body: string | null }
+  | { id: number; ok: false; error: string };
+
+/**
+ * Main thread to reader thread: the JSON text of a batch of ReadRequests (a string crosses threads
+ * for about half the CPU of an object). Reader thread to main thread: `{ ready: true }` once, then
+ * one ReadReply[] per batch.
+ */
+export type ReaderMessage = { ready: true } | ReadReply[];
+
+interface Pending {
+  job: ReadJob;
+  resolve(body: string | null): void;
+  reject(err: Error): void;
+}
+
+interface Slot {
+  worker: Worker;
+  ready: boolean;
+  /** Jobs sent or about to be, by id. */
+  pending: Map<number, Pending>;
+  /** Jobs not sent yet (the next batch). */
+  outbox: ReadRequest[];
+}
+
+/**
+ * Reader threads by default in the built server: reads (SQL, row conversion, JSON) move off the
+ * event loop that answers HTTP. Two even on two cores: measured on the 2-core machine (read.ts over
+ * 1,000,000 emails), two threads beat one on every scenario, since a thread waiting for a page
+ * from disk leaves the core to the other. From the TypeScript sources (tsx: development and tests)
+ * reads run in-process, as parsing does (src/smtp/index.ts), because each thread would first have
+ * to compile the sources again.
+ */
+export function defaultReadThreads(): number {
+  if (import.meta.url.endsWith('.ts')) return 0;
+  return Math.max(2, Math.min(4, availableParallelism() - 1));
+}
+
+/** A thread that failed before it was ready is not started again for this long. */
+const RETRY_MS = 10_000;
+
+/**
+ * A pool of reader threads, each with a read-only connection of its own, that run read jobs and
+ * answer with response bodies.
+ *
+ * `run` hands a job to the ready thread with the fewest jobs outstanding. While no thread is ready
+ * (starting, failed) it returns null and the caller runs the job itself, so a read never waits for
+ * a thread to start. (Running reads on the main thread also when the threads are busy was measured
+ * and is slower: the main thread is then short of time for HTTP.) Jobs are sent in batches, one
+ * message per thread per turn of the event loop (requests that arrive together travel together),
+ * and answered in batches. A thread that fails hands its outstanding jobs back to the main thread
+ * (`inline`); reads have no effects, so running one again is safe. Threads start on demand, stop
+ * after `idleMs` without work, and never keep the process alive.
+ */
+export function createReadPool(opts: {
+  file: string; threads: number; idleMs?: number; inline: (job: ReadJob) => string | null; onError?: (err: Error) => void;
+}) {
+  const entry = threadEntry(import.meta.url, 'read-worker');
+  const workerData: ReaderThreadOptions = { file: opts.file };
+  const idleMs = opts.idleMs ?? 30_000;
+  let slots: Slot[] = [];
+  let seq = 0;
+  let idleTimer: NodeJS.Timeout | null = null;
+  let flushing: NodeJS.Immediate | null = null;
+  let pausedUntil = 0;
+  let closed = false;
+
+  /** Drops a thread; its outstanding jobs are run here instead. */
+  function drop(slot: Slot, err: Error | null): void {
+    if (!slots.includes(slot)) return;
+    slots = slots.filter((s) => s !== slot);
+    if (!slot.ready) pausedUntil = Date.now() + RETRY_MS;
+    if (err) opts.onError?.(err);
+    const jobs = [...slot.pending.values()];
+    slot.pending.clear();
+    slot.outbox = [];
+    void slot.worker.terminate();
+    for (const p of jobs) {
+      try {
+        p.resolve(opts.inline(p.job));
+      } catch (e) {
+        p.reject(e as Error);
+      }
+    }
+  }
+
+  function answer(slot: Slot, reply: ReadReply): void {
+    const p = slot.pending.get(reply.id);
+    if (!p) return;
+    slot.pending.delete(reply.id);
+    if (reply.ok) p.resolve(reply.body);
+    else p.reject(new Error(reply.error));
+  }
+
+  function spawn(): Slot {
+    const worker = new Worker(entry.script, { eval: entry.evaluated, workerData });
+    worker.unref();
+    const slot: Slot = { worker, ready: false, pending: new Map(), outbox: [] };
+    worker.on('message', (message: ReaderMessage) => {
+      if (!Array.isArray(message)) { slot.ready = true; return; }
+      for (const reply of message) answer(slot, reply);
+      if (slots.every((s) => s.pending.size === 0)) armIdle();
+    });
+    worker.on('error', (err) => drop(slot, err));
+    worker.on('exit', (code) => drop(slot, closed ? null : new Error(`reader thread exited with code ${code}`)));
+    return slot;
+  }
+
+  function flush(): void {
+    flushing = null;
+    for (const s of slots) {
+      if (s.outbox.length === 0) continue;
+      s.worker.postMessage(JSON.stringify(s.outbox));
+      s.outbox = [];
+    }
+  }
+
+  function armIdle(): void {
+    if (idleTimer) clearTimeout(idleTimer);
+    idleTimer = setTimeout(() => {
+      idleTimer = null;
+      if (slots.some((s) => s.pending.size > 0)) return;
+      const old = slots;
+      slots = [];
+      for (const s of old) void s.worker.terminate();
+    }, idleMs);
+    idleTimer.unref();
+  }
+
+  return {
+    /** The job's body from a thread, or null when the caller should run it itself. */
+    run(job: ReadJob): Promise<string | null> | null {
+      if (closed || opts.threads <= 0) return null;
+      if (slots.length < opts.threads && Date.now() >= pausedUntil) slots.push(spawn());
+      let best: Slot | null = null;
+      for (const s of slots) if (s.ready && (!best || s.pending.size < best.pending.size)) best = s;
+      if (!best) return null;
+      if (idleTimer) { clearTimeout(idleTimer); idleTimer = null; }
+      const slot = best;
+      const id = ++seq;
+      return new Promise<string | null>((resolve, reject) => {
+        slot.pending.set(id, { job, resolve, reject });
+        slot.outbox.push({ id, job });
+        flushing ??= setImmediate(flush);
+      });
+    },
+    /** Threads ready now. */
+    ready: () => slots.filter((s) => s.ready).length,
+    /** Stops every thread; jobs still outstanding are run here. */
+    async close(): Promise<void> {
+      closed = true;
+      if (idleTimer) clearTimeout(idleTimer);
+      if (flushing) clearImmediate(flushing);
+      const old = slots;
+      for (const s of old) drop(s, null);
+      await Promise.all(old.map((s) => s.worker.terminate()));
+    },
+  };
+}
+export type ReadPool = ReturnType<typeof createReadPool>;

@@ -1,0 +1,151 @@
+import test from 'ava';
+import { Kysely, SqliteDialect, sql, type ExpressionBuilder, type SelectQueryBuilder } from 'kysely';
+import type { Database } from '../../src/db/schema.js';
+import { ftsMatch } from '../../src/emails/fts.js';
+import { iso } from '../../src/emails/reading.js';
+import { plainPrefix } from '../../src/emails/search.js';
+import { LIST_COLUMNS, readQueries, type ListFilter, type Position, type RawQuery } from '../../src/emails/store.js';
+import type { EmailsTable } from '../../src/emails/tables.js';
+import { KEY_BY_HASH_SQL } from '../../src/tenants/store.js';
+
+/*
+ * The hot reads run as plain SQL on prepared statements (store.ts `readQueries`). They replaced
+ * Kysely queries; these are those queries, kept here as the reference: for every shape of filter,
+ * position and option, the plain SQL must be the very text Kysely compiled (so the plans measured
+ * in docs/PERFORMANCE.md stay the plans run) with the same parameters in the same order.
+ */
+
+// Compiling needs no connection; the driver is never started.
+const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: {} as never }) });
+
+type E = ExpressionBuilder<Database & { e: EmailsTable }, 'e'>;
+const notIndexed = (column: 'e.tenant_id') => sql<number>`+${sql.ref(column)}`;
+
+function listWhere(eb: E, f: ListFilter, pos: Position | null) {
+  const and = [eb('e.tenant_id', '=', f.tenantId), eb('e.deleted_at', 'is', null)];
+  if (f.mailboxId !== undefined) and.push(eb('e.mailbox_id', '=', f.mailboxId));
+  if (f.unread === true) and.push(eb('e.read_at', 'is', null));
+  if (f.unread === false) and.push(eb('e.read_at', 'is not', null));
+  if (f.since !== undefined) and.push(eb('e.received_at', '>=', f.since));
+  if (f.before !== undefined) and.push(eb('e.received_at', '<=', f.before));
+  if (pos) {
+    const [cmp, strict] = pos.side === 'below' ? (['<=', '<'] as const) : (['>=', '>'] as const);
+    and.push(eb('e.received_at', cmp, pos.receivedAt));
+    and.push(eb.or([eb('e.received_at', strict, pos.receivedAt), eb('e.id', strict, pos.id)]));
+  }
+  return eb.and(and);
+}
+
+function ordered<O>(q: SelectQueryBuilder<any, any, O>, side: 'below' | 'above') {
+  const dir = side === 'below' ? 'desc' : 'asc';
+  return q.orderBy('e.received_at', dir).orderBy('e.id', dir);
+}
+
+const reference = {
+  listPage: (f: ListFilter, pos: Position | null, limit: number) =>
+    ordered(db.selectFrom('emails as e').select(LIST_COLUMNS).where((eb) => listWhere(eb, f, pos)), pos?.side ?? 'below').limit(limit),
+  anyBeyond: (f: ListFilter, pos: Position) =>
+    db.selectFrom('emails as e').select('e.id').where((eb) => listWhere(eb, f, pos)).limit(1),
+  searchChunk: (match: string, f: ListFilter, pos: Position | null, belowId: number, limit: number) =>
+    db.selectFrom('emails_fts').crossJoin('emails as e').whereRef('e.id', '=', 'emails_fts.rowid')
+      .select(['e.id', 'e.received_at', 'e.received_max'])
+      .where(sql<boolean>`emails_fts MATCH ${match}`)
+      .where('emails_fts.rowid', '<', belowId)
+      .where((eb) => listWhere(eb, f, pos))
+      .orderBy('emails_fts.rowid', 'desc').limit(limit),
+  searchOrdered: (match: string, f: ListFilter, pos: Position | null, limit: number) =>
+    ordered(db.selectFrom('emails as e').select(['e.id', 'e.received_at'])
+      .where('e.id', 'in', (eb) => eb.selectFrom('emails_fts').select('emails_fts.rowid').where(sql<boolean>`emails_fts MATCH ${match}`))
+      .where((eb) => listWhere(eb, f, pos)), pos?.side ?? 'below').limit(limit),
+  searchAnyBeyond: (match: string, f: ListFilter, pos: Position) =>
+    db.selectFrom('emails_fts').crossJoin('emails as e').whereRef('e.id', '=', 'emails_fts.rowid').select('e.id')
+      .where(sql<boolean>`emails_fts MATCH ${match}`).where((eb) => listWhere(eb, f, pos))
+      .orderBy('emails_fts.rowid', pos.side === 'above' ? 'desc' : 'asc').limit(1),
+  listRows: (tenantId: number, ids: number[]) =>
+    db.selectFrom('emails as e').select(LIST_COLUMNS).where('e.id', 'in', ids).where(notIndexed('e.tenant_id'), '=', tenantId),
+  get: (tenantId: number, id: number) =>
+    db.selectFrom('emails as e').innerJoin('email_contents as c', 'c.email_id', 'e.id')
+      .select([...LIST_COLUMNS, 'e.message_id', 'e.updated_seq', 'c.cc', 'c.bcc', 'c.headers', 'c.auth', 'c.body_text', 'c.body_html', 'c.inbound_id'])
+      .where('e.id', '=', id).where('e.tenant_id', '=', tenantId).where('e.deleted_at', 'is', null),
+  attachmentsOf: (emailId: number) =>
+    db.selectFrom('attachments').select(['id', 'filename', 'content_type', 'size', 'content_id', 'disposition', 'sha256'])
+      .where('email_id', '=', emailId).orderBy('id'),
+  syncPage: (tenantId: number, from: { atLeast: number } | { above: number }, limit: number, mailboxId?: number) => {
+    let q = db.selectFrom('emails as e').select([...LIST_COLUMNS, 'e.deleted_at', 'e.updated_seq']).where('e.tenant_id', '=', tenantId);
+    q = 'above' in from ? q.where('e.updated_seq', '>', from.above) : q.where('e.updated_seq', '>=', from.atLeast);
+    if (mailboxId !== undefined) q = q.where('e.mailbox_id', '=', mailboxId);
+    return q.orderBy('e.updated_seq').limit(limit);
+  },
+  keyByHash: (keyHash: string) =>
+    db.selectFrom('api_keys').innerJoin('tenants', 'tenants.id', 'api_keys.tenant_id')
+      .select(['api_keys.id', 'api_keys.tenant_id', 'api_keys.key_hash', 'api_keys.perms', 'api_keys.revoked_at', 'tenants.plan_active', 'tenants.is_admin'])
+      .where('api_keys.key_hash', '=', keyHash),
+};
+
+const same = (t: import('ava').ExecutionContext, raw: RawQuery, q: { compile(): { sql: string; parameters: readonly unknown[] } }, label: string) => {
+  const c = q.compile();
+  t.is(raw.sql, c.sql, label);
+  t.deepEqual(raw.parameters, [...c.parameters], label);
+};
+
+/** Every combination of the optional filters. */
+function* filters(): Generator<ListFilter> {
+  for (const mailboxId of [undefined, 7]) {
+    for (const unread of [undefined, true, false]) {
+      for (const since of [undefined, 1_700_000_000_000]) {
+        for (const before of [undefined, 1_800_000_000_000]) yield { tenantId: 3, mailboxId, unread, since, before };
+      }
+    }
+  }
+}
+const positions: Array<Position | null> = [null, { receivedAt: 1_750_000_000_123, id: 42, side: 'below' }, { receivedAt: 1_750_000_000_123, id: 42, side: 'above' }];
+
+test('the plain SQL of list pages and search is what the Kysely queries compiled to, for every shape', (t) => {
+  const match = '"zeph"*';
+  for (const f of filters()) {
+    for (const pos of positions) {
+      const label = JSON.stringify({ f, pos });
+      same(t, readQueries.listPage(f, pos, 26), reference.listPage(f, pos, 26), `listPage ${label}`);
+      same(t, readQueries.searchChunk(match, f, pos, 999, 64), reference.searchChunk(match, f, pos, 999, 64), `searchChunk ${label}`);
+      same(t, readQueries.searchOrdered(match, f, pos, 26), reference.searchOrdered(match, f, pos, 26), `searchOrdered ${label}`);
+      if (pos) {
+        same(t, readQueries.anyBeyond(f, pos), reference.anyBeyond(f, pos), `anyBeyond ${label}`);
+        same(t, readQueries.searchAnyBeyond(match, f, pos), reference.searchAnyBeyond(match, f, pos), `searchAnyBeyond ${label}`);
+      }
+    }
+  }
+});
+
+test('the plain SQL of rows by id, get, attachments, sync and key lookup is what Kysely compiled to', (t) => {
+  for (const ids of [[5], [5, 9, 2], Array.from({ length: 101 }, (_, i) => i + 1)]) {
+    same(t, readQueries.listRows(3, ids), reference.listRows(3, ids), `listRows ${ids.length}`);
+  }
+  same(t, readQueries.get(3, 17), reference.get(3, 17), 'get');
+  same(t, readQueries.attachmentsOf(17), reference.attachmentsOf(17), 'attachmentsOf');
+  for (const from of [{ atLeast: 1_700_000_000_000_000 }, { above: 1_700_000_000_000_123 }]) {
+    for (const mailboxId of [undefined, 7]) {
+      same(t, readQueries.syncPage(3, from, 26, mailboxId), reference.syncPage(3, from, 26, mailboxId), `syncPage ${JSON.stringify({ from, mailboxId })}`);
+    }
+  }
+  t.is(KEY_BY_HASH_SQL, reference.keyByHash('ab').compile().sql);
+});
+
+test('iso formats exactly as Date#toISOString, cached days or not', (t) => {
+  const day = 86_400_000;
+  const samples = [0, -1, 1, day - 1, day, -day, -day - 1, 1_732_233_599_999, 1_732_233_600_000, 253_402_300_799_999, 253_402_300_800_000,
+    -62_167_219_200_000, -62_167_219_200_001, 8.64e15, -8.64e15, 1.5, 1_700_000_000_000.25, -0];
+  let seed = 7;
+  const rand = () => { seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31; return seed / 2 ** 31; };
+  for (let i = 0; i < 20_000; i++) samples.push(Math.round((rand() - 0.3) * 4e12), 1_732_000_000_000 + Math.round(rand() * 3 * day));
+  for (const ms of [...samples, ...samples]) t.is(iso(ms), new Date(ms).toISOString(), String(ms));
+  t.throws(() => iso(NaN), { instanceOf: RangeError });
+  t.throws(() => iso(8.64e15 + 1), { instanceOf: RangeError });
+});
+
+test('plainPrefix finds a last-word prefix of one plain token, and only that', (t) => {
+  const p = (q: string) => plainPrefix(ftsMatch(q)!);
+  t.deepEqual(p('zephyrine'), { token: 'zephyrine', exact: '"zephyrine"' });
+  t.deepEqual(p('Quarterly REPORT'), { token: 'report', exact: '"Quarterly" AND "REPORT"' });
+  t.deepEqual(p('"numbers are" up2'), { token: 'up2', exact: '"numbers are" AND "up2"' });
+  for (const q of ['"numbers are"', 'food.example', 'cfo@acme.example', 'crème', 'x-y', 'report "quart', 'AND "x']) t.is(p(q), null, q);
+});
