@@ -3,7 +3,8 @@
  * does not share its event loop), with rate limits off, and reads its port from the log.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { quietDns } from '../../test/helpers/dns.js';
 
@@ -85,3 +86,19 @@ export function processCpuMs(pid: number): { total: number; main: number } | nul
     return null;
   }
 }
+
+/** The built server, what `npm start` runs (parser and reader threads). */
+export const BUILT_MAIN = join(ROOT, 'dist', 'src', 'main.js');
+
+/** Whether dist/src/main.js exists and is newer than every source file (a stale build is not measured). */
+function builtIsCurrent(): boolean {
+  if (!existsSync(BUILT_MAIN)) return false;
+  const built = statSync(BUILT_MAIN).mtimeMs;
+  const newest = (dir: string): number => readdirSync(dir, { withFileTypes: true })
+    .reduce((m, e) => Math.max(m, e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs), 0);
+  return built >= newest(join(ROOT, 'src'));
+}
+
+/** The server's node arguments: `main` when given, else the build when it is current, else the sources through tsx. */
+export const serverArgs = (main?: string): string[] =>
+  main ? [main] : builtIsCurrent() ? [BUILT_MAIN] : ['--import', 'tsx', 'src/main.ts'];

@@ -20,30 +20,21 @@
  * Bounded: four scenarios of SECONDS each. Prints one JSON line.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import { encodeListCursor } from '../../src/emails/cursor.js';
-import { benchEnv, ROOT } from './email-bench-server.js';
+import { benchEnv, ROOT, serverArgs } from './email-bench-server.js';
 
 const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const args = new Map(process.argv.slice(2).filter((a) => a.startsWith('--')).map((a) => a.slice(2).split('=') as [string, string]));
 const SECONDS = Number(args.get('seconds') ?? 10);
 const CONNECTIONS = Number(args.get('connections') ?? 50);
 const ONLY = args.get('only')?.split(',');
-const BUILT = join(ROOT, 'dist', 'src', 'main.js');
-const MAIN = args.get('main') ? [args.get('main')!] : builtIsCurrent() ? [BUILT] : ['--import', 'tsx', 'src/main.ts'];
+const MAIN = serverArgs(args.get('main'));
 
-/** Whether dist/src/main.js exists and is newer than every source file (a stale build is not measured). */
-function builtIsCurrent(): boolean {
-  if (!existsSync(BUILT)) return false;
-  const built = statSync(BUILT).mtimeMs;
-  const newest = (dir: string): number => readdirSync(dir, { withFileTypes: true })
-    .reduce((m, e) => Math.max(m, e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs), 0);
-  return built >= newest(join(ROOT, 'src'));
-}
 const temporary = positional.length === 0;
 const dataDir = positional[0] ?? mkdtempSync(join(tmpdir(), 'mailstead-bench-read-'));
 

@@ -14,8 +14,8 @@
  * Bounded: every phase has its duration and every wait a deadline.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { processCpuMs } from './email-bench-server.js';
-import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { processCpuMs, serverArgs } from './email-bench-server.js';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -31,17 +31,8 @@ const BIG = (values.big ?? '1') !== '0';
 // The server: the build (`npm run build`: dist/src/main.js, what `npm start` runs, with parser threads)
 // when there is one, else the sources through tsx (in-process parsing); --main=FILE picks another.
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const BUILT = join(ROOT, 'dist', 'src', 'main.js');
-const MAIN = values.main ? [values.main] : builtIsCurrent() ? [BUILT] : ['--import', 'tsx', 'src/main.ts'];
+const MAIN = serverArgs(values.main);
 
-/** Whether dist/src/main.js exists and is newer than every source file (a stale build is not measured). */
-function builtIsCurrent(): boolean {
-  if (!existsSync(BUILT)) return false;
-  const built = statSync(BUILT).mtimeMs;
-  const newest = (dir: string): number => readdirSync(dir, { withFileTypes: true })
-    .reduce((m, e) => Math.max(m, e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs), 0);
-  return built >= newest(join(ROOT, 'src'));
-}
 const DOMAIN = 'bench.test';
 const RCPT = `inbox@${DOMAIN}`;
 
