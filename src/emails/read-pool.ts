@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { threadEntry } from '../threads/entry.js';
+import { idleTimer } from '../threads/idle.js';
 import type { ReadJob } from './reading.js';
 
 /** What a reader thread is started with. */
@@ -79,7 +80,11 @@ export function createReadPool(opts: {
   const idleMs = opts.idleMs ?? 30_000;
   let slots: Slot[] = [];
   let seq = 0;
-  let idleTimer: NodeJS.Timeout | null = null;
+  const idle = idleTimer(idleMs, () => slots.some((s) => s.pending.size > 0), () => {
+    const old = slots;
+    slots = [];
+    for (const s of old) void s.worker.terminate();
+  });
   let flushing: NodeJS.Immediate | null = null;
   let pausedUntil = 0;
   let closed = false;
@@ -118,7 +123,7 @@ export function createReadPool(opts: {
     worker.on('message', (message: ReaderMessage) => {
       if (!Array.isArray(message)) { slot.ready = true; return; }
       for (const reply of message) answer(slot, reply);
-      if (slots.every((s) => s.pending.size === 0)) armIdle();
+      if (slots.every((s) => s.pending.size === 0)) idle.arm();
     });
     worker.on('error', (err) => drop(slot, err));
     worker.on('exit', (code) => drop(slot, closed ? null : new Error(`reader thread exited with code ${code}`)));
@@ -134,17 +139,6 @@ export function createReadPool(opts: {
     }
   }
 
-  function armIdle(): void {
-    if (idleTimer) clearTimeout(idleTimer);
-    idleTimer = setTimeout(() => {
-      idleTimer = null;
-      if (slots.some((s) => s.pending.size > 0)) return;
-      const old = slots;
-      slots = [];
-      for (const s of old) void s.worker.terminate();
-    }, idleMs);
-    idleTimer.unref();
-  }
 
   return {
     /** The job's body from a thread, or null when the caller should run it itself. */
@@ -154,7 +148,7 @@ export function createReadPool(opts: {
       let best: Slot | null = null;
       for (const s of slots) if (s.ready && (!best || s.pending.size < best.pending.size)) best = s;
       if (!best) return null;
-      if (idleTimer) { clearTimeout(idleTimer); idleTimer = null; }
+      idle.cancel();
       const slot = best;
       const id = ++seq;
       return new Promise<string | null>((resolve, reject) => {
@@ -168,7 +162,7 @@ export function createReadPool(opts: {
     /** Stops every thread; jobs still outstanding are run here. */
     async close(): Promise<void> {
       closed = true;
-      if (idleTimer) clearTimeout(idleTimer);
+      idle.cancel();
       if (flushing) clearImmediate(flushing);
       const old = slots;
       for (const s of old) drop(s, null);

@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { InboundMessage, RawDelivery, RawParser } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
 import { threadEntry } from '../threads/entry.js';
+import { idleTimer } from '../threads/idle.js';
 
 /** What a parser thread is started with. */
 export interface ParserThreadOptions {
@@ -65,7 +66,11 @@ export function createParserPool(opts: ParserPoolOptions) {
   const workerData: ParserThreadOptions = { hostname: opts.hostname, dnsServers: opts.dnsServers, logLevel: opts.logLevel };
   let slots: Slot[] = [];
   let seq = 0;
-  let idleTimer: NodeJS.Timeout | null = null;
+  const idle = idleTimer(opts.idleMs, () => slots.some((s) => s.pending.size > 0), () => {
+    const old = slots;
+    slots = [];
+    for (const s of old) void s.worker.terminate();
+  });
   let closed = false;
 
   function fail(slot: Slot, err: Error): void {
@@ -86,7 +91,7 @@ export function createParserPool(opts: ParserPoolOptions) {
       clearTimeout(p.timer);
       if (reply.ok) p.resolve(revive(reply.message));
       else p.reject(new Error(reply.error));
-      if (slots.every((s) => s.pending.size === 0)) armIdle();
+      if (slots.every((s) => s.pending.size === 0)) idle.arm();
     });
     worker.on('error', (err) => {
       opts.logger.error({ err }, 'parser thread failed');
@@ -96,17 +101,6 @@ export function createParserPool(opts: ParserPoolOptions) {
     return slot;
   }
 
-  function armIdle(): void {
-    if (idleTimer) clearTimeout(idleTimer);
-    idleTimer = setTimeout(() => {
-      idleTimer = null;
-      if (slots.some((s) => s.pending.size > 0)) return;
-      const old = slots;
-      slots = [];
-      for (const s of old) void s.worker.terminate();
-    }, opts.idleMs);
-    idleTimer.unref();
-  }
 
   function pick(): Slot {
     while (slots.length < opts.threads) slots.push(spawn());
@@ -115,7 +109,7 @@ export function createParserPool(opts: ParserPoolOptions) {
 
   const parse: RawParser = (raw, delivery) => new Promise<InboundMessage>((resolve, reject) => {
     if (closed) return reject(new Error('parser pool closed'));
-    if (idleTimer) { clearTimeout(idleTimer); idleTimer = null; }
+    idle.cancel();
     const slot = pick();
     const id = ++seq;
     const timer = setTimeout(() => {
@@ -140,7 +134,7 @@ export function createParserPool(opts: ParserPoolOptions) {
     /** Stops every thread; parses still waiting are rejected. */
     async close(): Promise<void> {
       closed = true;
-      if (idleTimer) clearTimeout(idleTimer);
+      idle.cancel();
       const old = slots;
       slots = [];
       await Promise.all(old.map((s) => s.worker.terminate()));
