@@ -1,4 +1,4 @@
-import { sql, type Insertable } from 'kysely';
+import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../db/connection.js';
 import type { Reader } from '../db/reader.js';
 import type { AttachmentsTable, EmailContentsTable, EmailsFtsTable, EmailsTable } from './tables.js';
@@ -306,16 +306,8 @@ export type EmailRow = [
   body_text: string | null, body_html: string | null, inbound_id: number | null,
 ];
 
-/** An attachment's metadata. */
-export interface AttachmentRow {
-  id: number;
-  filename: string;
-  content_type: string;
-  size: number;
-  content_id: string | null;
-  disposition: string;
-  sha256: string;
-}
+/** An attachment's metadata: its row without the email it belongs to. */
+export type AttachmentRow = Omit<Selectable<AttachmentsTable>, 'email_id'>;
 
 /** Positions of an EmailRow's own fields. */
 export const G = { message_id: 11, updated_seq: 12, cc: 13, bcc: 14, headers: 15, auth: 16, body_text: 17, body_html: 18, inbound_id: 19 } as const;

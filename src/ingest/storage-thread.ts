@@ -62,7 +62,7 @@ export function createStorageThread(deps: {
 
   let prepared: Promise<void> | null = null;
 
-  async function request(body: Body, transfer: ArrayBuffer[] = []): Promise<StorageReply & { ok: true }> {
+  async function request(body: Body): Promise<StorageReply & { ok: true }> {
     if (!worker) {
       prepared ??= deps.beforeStart().catch((err) => { prepared = null; throw err; });
       await prepared;
@@ -72,7 +72,7 @@ export function createStorageThread(deps: {
     const w = worker;
     return new Promise((resolve, reject) => {
       pending.set(id, { resolve, reject });
-      w.postMessage({ ...body, id, now: deps.clock.now() } as StorageRequest, transfer);
+      w.postMessage({ ...body, id, now: deps.clock.now() } as StorageRequest);
     });
   }
 
