@@ -76,7 +76,7 @@ export function createRawParser({ hostname, authenticate, logger }: { hostname: 
     const authInput = Buffer.isBuffer(raw) ? raw : createReadStream(raw.path);
     const [parsed, auth] = await Promise.all([
       readMime(parseSource(raw, head), logger),
-      authenticate(authInput, { remoteAddress: delivery.remoteAddress, heloName: delivery.heloName, mailFrom: delivery.mailFrom }),
+      authenticate(authInput, { remoteAddress: delivery.remoteAddress, heloName: delivery.heloName, mailFrom: delivery.mailFrom }, head),
     ]);
     const ctx = { hostname, head, auth };
     if (parsed) {
