@@ -56,6 +56,13 @@ export function defaultReadThreads(): number {
   return Math.max(2, Math.min(4, availableParallelism() - 1));
 }
 
+/**
+ * Reader threads start once reads exceed this many per second. Below it the main thread's share is
+ * a few percent of a core, and an appliance polled now and then (or a mail burst watched by one
+ * client) does not carry two more isolates and their page caches, some 60 MB.
+ */
+export const READ_THREADS_START_RATE = 200;
+
 /** A thread that failed before it was ready is not started again for this long. */
 const RETRY_MS = 10_000;
 
@@ -65,7 +72,7 @@ const RETRY_MS = 10_000;
  *
  * `run` hands a job to the ready thread with the fewest jobs outstanding. While no thread is ready
  * (starting, failed) it returns null and the caller runs the job itself, so a read never waits for
- * a thread to start. (Running reads on the main thread also when the threads are busy was measured
+ * a thread to start, and while reads are fewer than `startRate` a second no thread is started at all. (Running reads on the main thread also when the threads are busy was measured
  * and is slower: the main thread is then short of time for HTTP.) Jobs are sent in batches, one
  * message per thread per turn of the event loop (requests that arrive together travel together),
  * and answered in batches. A thread that fails hands its outstanding jobs back to the main thread
@@ -74,6 +81,8 @@ const RETRY_MS = 10_000;
  */
 export function createReadPool(opts: {
   file: string; threads: number; idleMs?: number; inline: (job: ReadJob) => string | null; onError?: (err: Error) => void;
+  /** Reads per second above which threads start (READ_THREADS_START_RATE unless told). */
+  startRate?: number;
 }) {
   const entry = threadEntry(import.meta.url, 'read-worker');
   const workerData: ReaderThreadOptions = { file: opts.file };
@@ -85,6 +94,9 @@ export function createReadPool(opts: {
     slots = [];
     for (const s of old) void s.worker.terminate();
   });
+  const startRate = opts.startRate ?? READ_THREADS_START_RATE;
+  let windowStart = 0;
+  let windowReads = 0;
   let flushing: NodeJS.Immediate | null = null;
   let pausedUntil = 0;
   let closed = false;
@@ -144,7 +156,10 @@ export function createReadPool(opts: {
     /** The job's body from a thread, or null when the caller should run it itself. */
     run(job: ReadJob): Promise<string | null> | null {
       if (closed || opts.threads <= 0) return null;
-      if (slots.length < opts.threads && Date.now() >= pausedUntil) slots.push(spawn());
+      const now = Date.now();
+      if (now - windowStart >= 1000) { windowStart = now; windowReads = 0; }
+      windowReads++;
+      if (slots.length < opts.threads && windowReads > startRate && now >= pausedUntil) slots.push(spawn());
       let best: Slot | null = null;
       for (const s of slots) if (s.ready && (!best || s.pending.size < best.pending.size)) best = s;
       if (!best) return null;
@@ -159,6 +174,8 @@ export function createReadPool(opts: {
     },
     /** Threads ready now. */
     ready: () => slots.filter((s) => s.ready).length,
+    /** Threads started (ready or starting). */
+    threads: () => slots.length,
     /** Stops every thread; jobs still outstanding are run here. */
     async close(): Promise<void> {
       closed = true;

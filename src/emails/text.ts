@@ -28,6 +28,12 @@ export function plainText(bodyText: string | null, bodyHtml: string | null): str
 /** The first SNIPPET_CHARS characters of the text, whitespace collapsed, never splitting a surrogate pair. */
 export function snippetOf(text: string): string {
   const collapsed = text.slice(0, SNIPPET_CHARS * 4).replace(/\s+/g, ' ').trim();
-  const chars = Array.from(collapsed);
-  return chars.length <= SNIPPET_CHARS ? collapsed : chars.slice(0, SNIPPET_CHARS).join('');
+  if (collapsed.length <= SNIPPET_CHARS) return collapsed;
+  // Counts code points the way Array.from does (a lone surrogate is one), without building an array per email.
+  let end = 0;
+  for (let n = 0; n < SNIPPET_CHARS && end < collapsed.length; n++) {
+    const c = collapsed.charCodeAt(end);
+    end += c >= 0xd800 && c <= 0xdbff && (collapsed.charCodeAt(end + 1) & 0xfc00) === 0xdc00 ? 2 : 1;
+  }
+  return collapsed.slice(0, end);
 }

@@ -57,9 +57,10 @@ export function createAcceptor(deps: {
       let raw: Buffer | null = null;
       let rawPath: string | null = null;
       if ('buffer' in source) {
-        // A view into a larger buffer would carry all of it to the storage thread: copy just the message.
+        // The bytes move to the storage thread whole with their ArrayBuffer (storage-thread.ts): a view
+        // into a larger (pooled) buffer is first copied into one of its own.
         const b = source.buffer;
-        if (b.length <= RAW_IN_ROW_BYTES) raw = b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b : Buffer.from(b);
+        if (b.length <= RAW_IN_ROW_BYTES) raw = b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b : Buffer.from(new Uint8Array(b).buffer);
         else rawPath = await blobs.putRaw(source.buffer);
       } else {
         rawPath = await blobs.adoptRaw(source.path);

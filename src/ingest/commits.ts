@@ -84,6 +84,9 @@ export interface Prepared {
   rawPath: string | null;
 }
 
+/** Raw SMTP mail once parsed, as it crosses to the storage thread: the StoredMessage as JSON text. */
+export type ParsedRaw = Omit<Prepared, 'kind' | 'message'> & { messageJson: string };
+
 /** A queued message that could not be prepared (parsed); `final` gives up on it. */
 export interface Failure {
   id: number;
@@ -94,7 +97,7 @@ export interface Failure {
 /** One batch for the storage transaction: API rows by id (read inside it), SMTP mail already parsed. */
 export interface StoreInput {
   apiIds: number[];
-  prepared: Prepared[];
+  prepared: ParsedRaw[];
   failed: Failure[];
 }
 
@@ -123,7 +126,8 @@ export async function storeBatch(
   trx: Db, deps: { store: IngestStore; writer: EmailWriter; events: EventRecorder }, input: StoreInput, now: number,
 ): Promise<StoreResult> {
   const { store, writer, events } = deps;
-  const prepared = [...(await loadApiRows(trx, store, input.apiIds)), ...input.prepared];
+  const parsed = input.prepared.map(({ messageJson, ...p }): Prepared => ({ ...p, kind: 'smtp', message: JSON.parse(messageJson) as StoredMessage }));
+  const prepared = [...(await loadApiRows(trx, store, input.apiIds)), ...parsed];
   const unlink: string[] = [];
   const owners = await store.mailboxOwners(trx, [...new Set(prepared.flatMap((p) => p.targets.flatMap((t) => t.mailboxIds)))]);
   const copies: Copy[] = [];

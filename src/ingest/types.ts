@@ -71,8 +71,16 @@ export interface RawDelivery {
   receivedAt: number;
 }
 
-/** Turns stored raw bytes into a normalised message (mailparser + mailauth); supplied by the SMTP capability. */
-export type RawParser = (raw: Buffer | { path: string }, delivery: Omit<RawDelivery, 'raw'>) => Promise<InboundMessage>;
+/** Turns stored raw bytes into a normalised message (mailparser + mailauth). */
+export type MessageParser = (raw: Buffer | { path: string }, delivery: Omit<RawDelivery, 'raw'>) => Promise<InboundMessage>;
+
+/**
+ * What ingest's worker uses for raw SMTP mail, supplied by the SMTP capability: the parsed message
+ * with its attachments already durable blobs, as the JSON text of a StoredMessage (message.ts).
+ * Parsing runs in a thread in the built server; one string is what crosses threads cheaply, and
+ * the attachment bytes never have to cross at all.
+ */
+export type RawParser = (raw: Buffer | { path: string }, delivery: Omit<RawDelivery, 'raw'>) => Promise<string>;
 
 /** The one ingestion path, as the inbound paths use it. */
 export interface Ingest {

@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import type { BlobStore } from './blobs.js';
-import type { Failure, Prepared } from './commits.js';
+import type { Failure, ParsedRaw } from './commits.js';
 import type { Envelope, Target } from './message.js';
 import type { StorageThread } from './storage-thread.js';
 import type { IngestStore } from './store.js';
@@ -48,27 +48,23 @@ export function createIngestWorker(deps: {
   let storing: Promise<void> | null = null;
   let timer: NodeJS.Timeout | null = null;
 
-  /** Parses a raw SMTP row and makes its attachments durable blobs. */
-  async function prepare(row: InboundRow): Promise<Prepared> {
+  /** Parses a raw SMTP row (the parser makes its attachments durable blobs). */
+  async function prepare(row: InboundRow): Promise<ParsedRaw> {
     const targets = JSON.parse(row.targets) as Target[];
     const envelope = JSON.parse(row.message) as Envelope;
     const parse = deps.parser()!;
     const { recipients: _addresses, ...rest } = envelope;
     const recipients = targets.map((t) => ({ address: t.address, resolution: { kind: 'deliver' as const, tenantId: t.tenantId, mailboxIds: t.mailboxIds, forwards: t.forwards } }));
     const delivery = { ...rest, recipients };
-    const parsed = await parse(row.raw ?? { path: row.raw_path! }, delivery);
-    const attachments = await Promise.all(parsed.attachments.map(async (a) => ({
-      filename: a.filename, contentType: a.contentType, size: a.content.length, sha256: await blobs.putBlob(a.content),
-      contentId: a.contentId ?? null, disposition: a.disposition ?? 'attachment',
-    })));
-    return { id: row.id, kind: 'smtp', targets, message: { ...parsed, attachments }, mailFrom: envelope.mailFrom, size: row.size, rawPath: row.raw_path };
+    const messageJson = await parse(row.raw ?? { path: row.raw_path! }, delivery);
+    return { id: row.id, targets, messageJson, mailFrom: envelope.mailFrom, size: row.size, rawPath: row.raw_path };
   }
 
   /** Rows picked for a batch and not yet stored: the next batch must not pick them again. */
   const inFlight = new Set<number>();
 
   /** A batch ready for the storage thread. */
-  type Ready = { picked: number[]; apiIds: number[]; prepared: Prepared[]; failed: Failure[]; attempts: Map<number, number>; now: number };
+  type Ready = { picked: number[]; apiIds: number[]; prepared: ParsedRaw[]; failed: Failure[]; attempts: Map<number, number>; now: number };
 
   /** Picks up to `maxRows` queued rows (and BATCH_BYTES) and parses the raw SMTP ones; null when nothing is ready. */
   async function prepareBatch(maxRows: number): Promise<Ready | null> {
@@ -92,10 +88,10 @@ export function createIngestWorker(deps: {
       const smtpIds = picked.filter((id) => kinds.get(id) === 'smtp');
       const apiIds = picked.filter((id) => kinds.get(id) === 'api');
       const rows = smtpIds.length ? await store.load(db, smtpIds) : [];
-      const prepared: Prepared[] = [];
+      const prepared: ParsedRaw[] = [];
       const failed: Failure[] = [];
       // Raw mail is parsed concurrently: authentication waits on DNS, not on this process.
-      const outcomes: Array<Prepared | null> = new Array(rows.length).fill(null);
+      const outcomes: Array<ParsedRaw | null> = new Array(rows.length).fill(null);
       let nextRow = 0;
       await Promise.all(Array.from({ length: Math.min(PARSE_CONCURRENCY, rows.length) }, async () => {
         while (nextRow < rows.length) {

@@ -5,7 +5,8 @@ import type { Core } from '../core.js';
 import type { Ingest, RawParser, RecipientResolver } from '../ingest/types.js';
 import { createAuthenticator } from './auth.js';
 import { cachedQuota, cachedResolver } from './cache.js';
-import { createRawParser } from './parse.js';
+import { createBlobStore } from '../ingest/blobs.js';
+import { createRawParser, storingParser } from './parse.js';
 import { createParserPool } from './parse-pool.js';
 import { createRecipientCheck } from './recipients.js';
 import { createSmtpListener, DEFAULT_LIMITS, type SmtpLimits } from './server.js';
@@ -30,10 +31,11 @@ function defaultParserThreads(): number {
 function createParsing(core: Core, threads: number): { parse: RawParser; close(): Promise<void> } {
   const { config, logger } = core;
   if (threads > 0) {
-    return createParserPool({ hostname: config.hostname, dnsServers: [...config.dnsServers], logLevel: config.logLevel, logger, threads, timeoutMs: 120_000, idleMs: 10_000 });
+    return createParserPool({ dataDir: config.dataDir, hostname: config.hostname, dnsServers: [...config.dnsServers], logLevel: config.logLevel, logger, threads, timeoutMs: 120_000, idleMs: 10_000 });
   }
   const authenticate = createAuthenticator({ hostname: config.hostname, dnsServers: config.dnsServers, logger });
-  return { parse: createRawParser({ hostname: config.hostname, authenticate, logger }), close: async () => undefined };
+  const parse = storingParser(createRawParser({ hostname: config.hostname, authenticate, logger }), createBlobStore(config.dataDir));
+  return { parse, close: async () => undefined };
 }
 
 /**

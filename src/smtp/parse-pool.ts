@@ -1,11 +1,13 @@
 import { Worker } from 'node:worker_threads';
-import type { InboundMessage, RawDelivery, RawParser } from '../ingest/types.js';
+import type { RawDelivery, RawParser } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
 import { threadEntry } from '../threads/entry.js';
 import { idleTimer } from '../threads/idle.js';
 
 /** What a parser thread is started with. */
 export interface ParserThreadOptions {
+  /** Where attachment blobs are written (the thread makes them durable itself). */
+  dataDir: string;
   hostname: string;
   dnsServers: string[];
   logLevel: string;
@@ -18,8 +20,8 @@ export interface ParseRequest {
   delivery: Omit<RawDelivery, 'raw'>;
 }
 
-/** A parser thread's answer. */
-export type ParseReply = { id: number; ok: true; message: InboundMessage } | { id: number; ok: false; error: string };
+/** A parser thread's answer: the StoredMessage as JSON text (src/ingest/types.ts RawParser). */
+export type ParseReply = { id: number; ok: true; json: string } | { id: number; ok: false; error: string };
 
 /** Options of the pool: how many threads, how long one message may take, when idle threads go. */
 export interface ParserPoolOptions extends ParserThreadOptions {
@@ -30,7 +32,7 @@ export interface ParserPoolOptions extends ParserThreadOptions {
 }
 
 interface Pending {
-  resolve(m: InboundMessage): void;
+  resolve(json: string): void;
   reject(e: Error): void;
   timer: NodeJS.Timeout;
 }
@@ -46,15 +48,6 @@ interface Slot {
  */
 const PARSER_HEAP = { maxOldGenerationSizeMb: 384, maxYoungGenerationSizeMb: 16 };
 
-/** Attachment bytes arrive as plain Uint8Arrays; the contract says Buffer. */
-function revive(message: InboundMessage): InboundMessage {
-  for (const a of message.attachments) {
-    const u8 = a.content as Uint8Array;
-    a.content = Buffer.from(u8.buffer, u8.byteOffset, u8.byteLength);
-  }
-  return message;
-}
-
 /**
  * A RawParser that runs mailparser and mailauth in worker threads, so parsing (the bulk of the
  * per-message CPU) uses another core and never blocks the event loop that answers SMTP. Threads
@@ -63,7 +56,7 @@ function revive(message: InboundMessage): InboundMessage {
  */
 export function createParserPool(opts: ParserPoolOptions) {
   const entry = threadEntry(import.meta.url, 'parse-worker');
-  const workerData: ParserThreadOptions = { hostname: opts.hostname, dnsServers: opts.dnsServers, logLevel: opts.logLevel };
+  const workerData: ParserThreadOptions = { dataDir: opts.dataDir, hostname: opts.hostname, dnsServers: opts.dnsServers, logLevel: opts.logLevel };
   let slots: Slot[] = [];
   let seq = 0;
   const idle = idleTimer(opts.idleMs, () => slots.some((s) => s.pending.size > 0), () => {
@@ -89,7 +82,7 @@ export function createParserPool(opts: ParserPoolOptions) {
       if (!p) return;
       slot.pending.delete(reply.id);
       clearTimeout(p.timer);
-      if (reply.ok) p.resolve(revive(reply.message));
+      if (reply.ok) p.resolve(reply.json);
       else p.reject(new Error(reply.error));
       if (slots.every((s) => s.pending.size === 0)) idle.arm();
     });
@@ -107,7 +100,7 @@ export function createParserPool(opts: ParserPoolOptions) {
     return slots.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
   }
 
-  const parse: RawParser = (raw, delivery) => new Promise<InboundMessage>((resolve, reject) => {
+  const parse: RawParser = (raw, delivery) => new Promise<string>((resolve, reject) => {
     if (closed) return reject(new Error('parser pool closed'));
     idle.cancel();
     const slot = pick();

@@ -2,7 +2,9 @@ import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { simpleParser, type ParsedMail } from 'mailparser';
-import type { InboundMessage, RawParser } from '../ingest/types.js';
+import type { BlobStore } from '../ingest/blobs.js';
+import type { StoredMessage } from '../ingest/message.js';
+import type { InboundMessage, MessageParser, RawParser } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
 import type { Authenticator } from './auth.js';
 import { fromParsed, fromRawOnly, type DeliveryFacts } from './message.js';
@@ -64,12 +66,12 @@ async function readMime(source: Buffer | Readable, logger: Logger): Promise<Pars
 }
 
 /**
- * The RawParser the ingest worker uses for SMTP mail (src/ingest/types.ts): reads the stored raw
+ * The parser of SMTP mail (src/ingest/types.ts): reads the stored raw
  * bytes with mailparser and verifies SPF/DKIM/DMARC with mailauth, side by side. It never throws
  * on the message's content: malformed MIME keeps what could be decoded, unreadable MIME falls
  * back to the headers and raw text. Only an unreadable spool file (an I/O error) rejects.
  */
-export function createRawParser({ hostname, authenticate, logger }: { hostname: string; authenticate: Authenticator; logger: Logger }): RawParser {
+export function createRawParser({ hostname, authenticate, logger }: { hostname: string; authenticate: Authenticator; logger: Logger }): MessageParser {
   return async (raw, delivery): Promise<InboundMessage> => {
     const head = await readHead(raw);
     const facts: DeliveryFacts = delivery;
@@ -87,5 +89,21 @@ export function createRawParser({ hostname, authenticate, logger }: { hostname: 
       }
     }
     return fromRawOnly(facts, ctx);
+  };
+}
+
+/**
+ * The RawParser ingest uses: parses, makes each attachment a durable blob where the parse ran (a
+ * parser thread writes them itself, so their bytes never cross threads), and answers with the
+ * StoredMessage as JSON text.
+ */
+export function storingParser(parse: MessageParser, blobs: Pick<BlobStore, 'putBlob'>): RawParser {
+  return async (raw, delivery) => {
+    const message = await parse(raw, delivery);
+    const attachments = await Promise.all(message.attachments.map(async (a) => ({
+      filename: a.filename, contentType: a.contentType, size: a.content.length, sha256: await blobs.putBlob(a.content),
+      contentId: a.contentId ?? null, disposition: a.disposition ?? 'attachment',
+    })));
+    return JSON.stringify({ ...message, attachments } satisfies StoredMessage);
   };
 }

@@ -33,7 +33,7 @@ test('reader threads answer every read with the very bytes the main thread gives
 
   const file = databaseFile(app.dataDir);
   const here = createEmailReads(openReader(file));
-  const pool = createReadPool({ file, threads: 1, inline: (job) => runReadJob(here, job) });
+  const pool = createReadPool({ file, threads: 1, startRate: 0, inline: (job) => runReadJob(here, job) });
   t.teardown(() => pool.close());
   t.is(pool.run({ op: 'get', tenantId, id: all[0].id }), null, 'no thread ready yet: the caller reads itself');
   for (const deadline = Date.now() + 30_000; pool.ready() === 0;) {
@@ -74,7 +74,7 @@ test('reader threads answer every read with the very bytes the main thread gives
 
 test('a reader thread that cannot start leaves the reads to the main thread and is not restarted at once', async (t) => {
   const errors: Error[] = [];
-  const pool = createReadPool({ file: '/nonexistent/mailstead.db', threads: 1, inline: () => 'inline', onError: (e) => errors.push(e) });
+  const pool = createReadPool({ file: '/nonexistent/mailstead.db', threads: 1, startRate: 0, inline: () => 'inline', onError: (e) => errors.push(e) });
   t.teardown(() => pool.close());
   t.is(pool.run({ op: 'get', tenantId: 1, id: 1 }), null);
   for (const deadline = Date.now() + 30_000; errors.length === 0;) {
@@ -85,4 +85,14 @@ test('a reader thread that cannot start leaves the reads to the main thread and 
   await new Promise((r) => setTimeout(r, 200));
   t.is(errors.length, 1, 'no new thread within the pause');
   t.is(pool.ready(), 0);
+});
+
+test('reads slower than the start rate stay on the main thread; a faster stream starts the threads', async (t) => {
+  const pool = createReadPool({ file: '/nonexistent/mailstead.db', threads: 1, startRate: 5, inline: () => 'inline' });
+  t.teardown(() => pool.close());
+  const job: ReadJob = { op: 'get', tenantId: 1, id: 1 };
+  for (let i = 0; i < 5; i++) t.is(pool.run(job), null);
+  t.is(pool.threads(), 0, 'five reads within a second start nothing');
+  t.is(pool.run(job), null, 'the sixth starts a thread and is still read by the caller');
+  t.is(pool.threads(), 1);
 });

@@ -1,6 +1,11 @@
 import test from 'ava';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { quietDns } from '../helpers/dns.js';
 import { manualClock } from '../../src/clock.js';
+import { createBlobStore } from '../../src/ingest/blobs.js';
+import type { StoredMessage } from '../../src/ingest/message.js';
 import type { Resolution } from '../../src/ingest/types.js';
 import { createLogger } from '../../src/logger.js';
 import { cachedQuota, cachedResolver, RECIPIENT_CACHE_MS } from '../../src/smtp/cache.js';
@@ -116,16 +121,18 @@ test('the parser pool parses in a thread, and a parse that takes too long costs 
   const logger = createLogger('silent');
   const delivery = { size: 0, mailFrom: 's@client.example', recipients: [], remoteAddress: '127.0.0.1', heloName: 'client.example', tls: false, receivedAt: 0 };
   const raw = Buffer.from('From: A <a@example.org>\r\nSubject: pooled\r\nMessage-ID: <p@example.org>\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nhello\r\n--b\r\nContent-Type: application/octet-stream; name=x.bin\r\nContent-Transfer-Encoding: base64\r\n\r\nAAECAw==\r\n--b--\r\n');
-  const pool = createParserPool({ hostname: 'mx.test', dnsServers: [await quietDns()], logLevel: 'silent', logger, threads: 1, timeoutMs: 30_000, idleMs: 1_000 });
+  const dataDir = mkdtempSync(join(tmpdir(), 'mailstead-parse-pool-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const pool = createParserPool({ dataDir, hostname: 'mx.test', dnsServers: [await quietDns()], logLevel: 'silent', logger, threads: 1, timeoutMs: 30_000, idleMs: 1_000 });
   t.teardown(() => pool.close());
-  const m = await pool.parse(raw, delivery);
+  const m = JSON.parse(await pool.parse(raw, delivery)) as StoredMessage;
   t.is(m.subject, 'pooled');
-  t.true(Buffer.isBuffer(m.attachments[0].content));
-  t.deepEqual([...m.attachments[0].content], [0, 1, 2, 3]);
+  t.like(m.attachments[0], { filename: 'x.bin', size: 4 });
+  t.deepEqual([...await createBlobStore(dataDir).readBlob(m.attachments[0].sha256)], [0, 1, 2, 3], 'the thread wrote the attachment blob itself');
   t.is(pool.threads(), 1);
 
-  const impatient = createParserPool({ hostname: 'mx.test', dnsServers: ['127.0.0.1:1'], logLevel: 'silent', logger, threads: 1, timeoutMs: 1, idleMs: 1_000 });
+  const impatient = createParserPool({ dataDir, hostname: 'mx.test', dnsServers: ['127.0.0.1:1'], logLevel: 'silent', logger, threads: 1, timeoutMs: 1, idleMs: 1_000 });
   t.teardown(() => impatient.close());
   await t.throwsAsync(impatient.parse(raw, delivery), { message: /parser thread exited/ });
-  t.is((await pool.parse(raw, delivery)).subject, 'pooled', 'the process and the other pool carry on');
+  t.is((JSON.parse(await pool.parse(raw, delivery)) as StoredMessage).subject, 'pooled', 'the process and the other pool carry on');
 });
