@@ -28,11 +28,14 @@ export interface BenchServer {
   stop(): Promise<void>;
 }
 
-/** Starts the server on `dataDir` and resolves once it logged its HTTP port (60 s at most). */
-export function startServer(dataDir: string): Promise<BenchServer> {
+/**
+ * Starts the server on `dataDir` (the build when it is current, as `npm start` runs it; see
+ * serverArgs) and resolves once it logged its HTTP port (60 s at most).
+ */
+export function startServer(dataDir: string, main?: string): Promise<BenchServer> {
   // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the server.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts'], {
+  const child = spawn(process.execPath, [...nodeArgs, ...serverArgs(main)], {
     cwd: ROOT, env: { ...process.env, ...benchEnv(dataDir) }, stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -90,13 +93,15 @@ export function processCpuMs(pid: number): { total: number; main: number } | nul
 /** The built server, what `npm start` runs (parser and reader threads). */
 export const BUILT_MAIN = join(ROOT, 'dist', 'src', 'main.js');
 
-/** Whether dist/src/main.js exists and is newer than every source file (a stale build is not measured). */
+/**
+ * Whether the build is at least as new as every source file (a stale build is not measured). The
+ * newest file of dist/src counts, not main.js: tsc leaves an output alone when it would not change.
+ */
 function builtIsCurrent(): boolean {
   if (!existsSync(BUILT_MAIN)) return false;
-  const built = statSync(BUILT_MAIN).mtimeMs;
   const newest = (dir: string): number => readdirSync(dir, { withFileTypes: true })
     .reduce((m, e) => Math.max(m, e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs), 0);
-  return built >= newest(join(ROOT, 'src'));
+  return newest(join(ROOT, 'dist', 'src')) >= newest(join(ROOT, 'src'));
 }
 
 /** The server's node arguments: `main` when given, else the build when it is current, else the sources through tsx. */

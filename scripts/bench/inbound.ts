@@ -4,21 +4,22 @@
  * limits off, a fresh data dir). Reports accepted/s (200 answers), latency percentiles, and how
  * long the worker then took to store the backlog.
  *
- * Usage: node --import tsx scripts/bench/inbound.ts [--seconds=20] [--connections=32]
+ * Usage: node --import tsx scripts/bench/inbound.ts [--seconds=20] [--connections=32] [--main=FILE]
+ *   (the server: the build when it is current, as `npm start` runs it, else src/main.ts through tsx)
  * Bounded: the load runs SECONDS, the drain at most 120 s more. Prints one JSON line.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { cli, processCpuMs, startServer } from './email-bench-server.js';
+import { cli, processCpuMs, serverArgs, startServer } from './email-bench-server.js';
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
 const SECONDS = Number(args.get('seconds') ?? 20);
 const CONNECTIONS = Number(args.get('connections') ?? 32);
 
 const dataDir = mkdtempSync(join(tmpdir(), 'mailstead-bench-inbound-'));
-const server = await startServer(dataDir);
+const server = await startServer(dataDir, args.get('main'));
 try {
   await cli(dataDir, ['tenant', 'create', 'bench', '--plan', 'active']);
   const key = await cli(dataDir, ['key', 'create', '--tenant', 'bench', '--perms', 'read,write,inbound']);
@@ -82,7 +83,7 @@ try {
   const drainS = (Date.now() - drainStart) / 1000;
   const stored = await count('SELECT count(*) AS n FROM emails');
   console.log(JSON.stringify({
-    bench: 'inbound', seconds: SECONDS, connections: CONNECTIONS, accepted, non_2xx: result.non2xx, errors: result.errors, timeouts: result.timeouts,
+    bench: 'inbound', server: serverArgs(args.get('main')).join(' '), seconds: SECONDS, connections: CONNECTIONS, accepted, non_2xx: result.non2xx, errors: result.errors, timeouts: result.timeouts,
     accepted_per_s: Math.round(accepted / SECONDS), latency_ms: { p50: result.latency.p50, p90: result.latency.p90, p99: result.latency.p99, max: result.latency.max },
     drain_s: Math.round(drainS * 10) / 10, stored, ...cpu,
   }));
