@@ -64,7 +64,10 @@ export function summarize(res: { dkim: DKIMResult[]; spf: SPFResult | null; dmar
 export function unsignedHeaderFrom(head: Buffer): string[] | null {
   const end = headerEnd(head);
   if (!end) return null;
-  const { lines } = splitHeaderBlock(head.subarray(0, end.headEnd));
+  const block = head.subarray(0, end.headEnd);
+  const { lines, consumed } = splitHeaderBlock(block);
+  // A line we could not read as a header: mailauth may read it differently, so it reads the message.
+  if (consumed < block.length) return null;
   if (lines.some((l) => l.key === 'dkim-signature' || l.key.startsWith('arc-'))) return null;
   const from: string[] = [];
   for (const l of lines) {

@@ -1,5 +1,6 @@
 import test from 'ava';
 import { generateKeyPairSync } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import { authenticate } from 'mailauth';
 import { createTransport } from 'nodemailer';
 import { createLogger } from '../../src/logger.js';
@@ -56,4 +57,26 @@ test('only a complete header block without DKIM or ARC headers counts as unsigne
   t.is(unsignedHeaderFrom(Buffer.from('DKIM-Signature: v=1; d=x.example\r\nFrom: a@x.example\r\n\r\n')), null);
   t.is(unsignedHeaderFrom(Buffer.from('ARC-Seal: i=1\r\nFrom: a@x.example\r\n\r\n')), null);
   t.is(unsignedHeaderFrom(Buffer.from('From: a@x.example\r\nSubject: the head was cut here')), null);
+  t.is(unsignedHeaderFrom(Buffer.from('From: a@x.example\r\nnot a header line\r\nDKIM-Signature: v=1\r\n\r\n')), null, 'an unreadable line leaves the judgement to mailauth');
+});
+
+test('over the whole message corpus the verdicts are those of mailauth authenticate()', async (t) => {
+  const zone = await startZone(t);
+  zone.txt('example.com', 'v=spf1 ip4:127.0.0.1 -all');
+  zone.txt('_dmarc.example.com', 'v=DMARC1; p=none');
+  const servers = [`127.0.0.1:${zone.port}`];
+  const mine = createAuthenticator({ hostname: HOSTNAME, dnsServers: servers, logger: createLogger('silent') });
+  const dns = createPromiseResolver(servers);
+  const resolver = cachedLookup((name, rrtype) => dns.resolve(name, rrtype) as Promise<string[][] | string[]>);
+  const dir = new URL('../fixtures/mail/', import.meta.url);
+  const names = readdirSync(dir).filter((n) => n.endsWith('.eml'));
+  t.true(names.length >= 30);
+  for (const name of names) {
+    const raw = readFileSync(new URL(name, dir));
+    for (const mailFrom of ['sender@example.com', null]) {
+      const r = await authenticate(raw, { ip: '127.0.0.1', helo: 'client.example', sender: mailFrom ?? '', mta: HOSTNAME, resolver, disableArc: true, disableBimi: true });
+      const expected = summarize({ dkim: r.dkim.results, spf: r.spf || null, dmarc: r.dmarc });
+      t.deepEqual(await mine(raw, { remoteAddress: '127.0.0.1', heloName: 'client.example', mailFrom }, raw), expected, `${name} from ${mailFrom}`);
+    }
+  }
 });
