@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, mkdirSync, type ReadStream } from 'node:fs';
-import { access, open, readFile, rename, unlink } from 'node:fs/promises';
+import { access, open, readFile, rename, unlink, utimes } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 
 /** Writes `data` to `path` and flushes it to the disk before resolving. */
@@ -31,9 +31,10 @@ const exists = (path: string) => access(path).then(() => true, () => false);
  * The files of ingestion under the data directory: attachment blobs content-addressed by SHA-256
  * (`blobs/ab/cd/<hex>`, identical content stored once) and raw messages too large for a database
  * row (`raw/<uuid>.eml`). Every file is written under `tmp/`, fsynced, renamed into place and its
- * directory fsynced, so a name that exists always has complete, durable content.
+ * directory fsynced, so a name that exists always has complete, durable content. `now` dates blobs
+ * written again (the server's clock, which tests inject).
  */
-export function createBlobStore(dataDir: string) {
+export function createBlobStore(dataDir: string, now: () => number = Date.now) {
   const tmpDir = join(dataDir, 'tmp');
   const blobDir = join(dataDir, 'blobs');
   const rawDir = join(dataDir, 'raw');
@@ -45,11 +46,22 @@ export function createBlobStore(dataDir: string) {
     /** Path of the blob with this hash. */
     blobPath,
 
-    /** Stores content durably under its SHA-256 (once), and returns the hash. */
+    /**
+     * Stores content durably under its SHA-256 (once), and returns the hash. Content already stored
+     * has its file re-dated instead: until the row that names it commits, only its age keeps the
+     * orphan sweep (sweep.ts) from removing a blob that nothing references yet, such as one left
+     * by purged mail and now arriving again.
+     */
     async putBlob(content: Buffer): Promise<string> {
       const sha256 = createHash('sha256').update(content).digest('hex');
       const path = blobPath(sha256);
-      if (await exists(path)) return sha256;
+      try {
+        const at = new Date(now());
+        await utimes(path, at, at);
+        return sha256;
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+      }
       const dir = dirname(path);
       mkdirSync(dir, { recursive: true });
       const tmp = join(tmpDir, `${randomUUID()}.blob`);

@@ -20,7 +20,7 @@ export const SWEEP_JOB = 'ingest.sweep-orphans';
  */
 export function createIngest(core: Core, deps: { resolve: RecipientResolver; events: EventRecorder; markers: Markers }) {
   const store = createIngestStore();
-  const blobs = createBlobStore(core.config.dataDir);
+  const blobs = createBlobStore(core.config.dataDir, () => core.clock.now());
   let parser: RawParser | null = null;
   const thread = createStorageThread({
     dataDir: core.config.dataDir, markerCell: deps.markers.cell, clock: core.clock, logger: core.logger, onHints: (h) => deps.events.notify(h),

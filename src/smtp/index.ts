@@ -34,7 +34,7 @@ function createParsing(core: Core, threads: number): { parse: RawParser; close()
     return createParserPool({ dataDir: config.dataDir, hostname: config.hostname, dnsServers: [...config.dnsServers], logLevel: config.logLevel, logger, threads, timeoutMs: 120_000, idleMs: 10_000 });
   }
   const authenticate = createAuthenticator({ hostname: config.hostname, dnsServers: config.dnsServers, logger });
-  const parse = storingParser(createRawParser({ hostname: config.hostname, authenticate, logger }), createBlobStore(config.dataDir));
+  const parse = storingParser(createRawParser({ hostname: config.hostname, authenticate, logger }), createBlobStore(config.dataDir, () => core.clock.now()));
   return { parse, close: async () => undefined };
 }
 

@@ -2,6 +2,7 @@ import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { manualClock } from '../../src/clock.js';
+import { createBlobStore } from '../../src/ingest/blobs.js';
 import { startTestApp } from '../helpers/app.js';
 import { deliver, inboundBody, makeInbox, postInbound, waitForMessage } from '../helpers/emails.js';
 
@@ -31,4 +32,22 @@ test('the hourly sweep removes files no row names, and only once they are an hou
   const url = (await app.get(`/v1/emails/${kept.id}/attachments/${kept.attachments[0].id}`, box.key)).body.data.url;
   const res = await fetch(app.base + new URL(url).pathname.replace(/^\/api/, ''));
   t.is(await res.text(), 'kept');
+});
+
+test('content stored again re-dates its blob, so the sweep spares it until the new row can name it', async (t) => {
+  const clock = manualClock(Date.now());
+  const app = await startTestApp(t, { clock });
+  const box = await makeInbox(app);
+  await waitForMessage(app, box.key, await deliver(app, box.key, box.address, { attachments: [{ filename: 'again.txt', content_type: 'text/plain', content: b64('again') }] }));
+  const r = await app.post('/v1/delete/mailbox/bulk', box.key, { Mailboxes: [box.address] });
+  await app.pollTask('/v1/get/delete/mailbox/bulk', box.key, r.body.task_id);
+  clock.advance(2 * 3600_000);
+  // A message being prepared carries the same content: its blob is written "again" (the file exists).
+  const blobs = createBlobStore(app.dataDir, () => clock.now());
+  const sha256 = await blobs.putBlob(Buffer.from('again'));
+  await app.app.cron.run('ingest.sweep-orphans');
+  t.true(await blobs.hasBlob(sha256), 'old by its first write, young by the second');
+  clock.advance(2 * 3600_000);
+  await app.app.cron.run('ingest.sweep-orphans');
+  t.false(await blobs.hasBlob(sha256), 'still named by no row an hour later: removed');
 });
