@@ -10,6 +10,16 @@ import { startZone } from '../dns/zone.js';
 
 const HOSTNAME = 'mx.auth.test';
 
+/** Our authenticator and the resolver mailauth's own `authenticate()` is given, over the same DNS server. */
+function bothOver(port: number) {
+  const servers = [`127.0.0.1:${port}`];
+  const dns = createPromiseResolver(servers);
+  return {
+    mine: createAuthenticator({ hostname: HOSTNAME, dnsServers: servers, logger: createLogger('silent') }),
+    resolver: cachedLookup((name, rrtype) => dns.resolve(name, rrtype) as Promise<string[][] | string[]>),
+  };
+}
+
 async function build(dkim: { privateKey: string } | null, from: string): Promise<Buffer> {
   const transport = createTransport({ streamTransport: true, buffer: true, ...(dkim ? { dkim: { domainName: 'sender.example', keySelector: 's1', privateKey: dkim.privateKey } } : {}) });
   const info = await transport.sendMail({ from, to: 'bob@auth.test', subject: 'Equivalence', text: 'Body.\n', messageId: '<eq@sender.example>' });
@@ -24,10 +34,7 @@ test('the authenticator gives the verdicts of mailauth authenticate(), signed or
   zone.txt('s1._domainkey.sender.example', `v=DKIM1; k=rsa; p=${publicKey.export({ type: 'spki', format: 'der' }).toString('base64')}`);
   zone.txt('_dmarc.sender.example', 'v=DMARC1; p=reject');
   zone.txt('_dmarc.other.example', 'v=DMARC1; p=quarantine');
-  const servers = [`127.0.0.1:${zone.port}`];
-  const mine = createAuthenticator({ hostname: HOSTNAME, dnsServers: servers, logger: createLogger('silent') });
-  const dns = createPromiseResolver(servers);
-  const resolver = cachedLookup((name, rrtype) => dns.resolve(name, rrtype) as Promise<string[][] | string[]>);
+  const { mine, resolver } = bothOver(zone.port);
   const key = { privateKey: privateKey.export({ type: 'pkcs8', format: 'pem' }) as string };
 
   const cases = [
@@ -64,10 +71,7 @@ test('over the whole message corpus the verdicts are those of mailauth authentic
   const zone = await startZone(t);
   zone.txt('example.com', 'v=spf1 ip4:127.0.0.1 -all');
   zone.txt('_dmarc.example.com', 'v=DMARC1; p=none');
-  const servers = [`127.0.0.1:${zone.port}`];
-  const mine = createAuthenticator({ hostname: HOSTNAME, dnsServers: servers, logger: createLogger('silent') });
-  const dns = createPromiseResolver(servers);
-  const resolver = cachedLookup((name, rrtype) => dns.resolve(name, rrtype) as Promise<string[][] | string[]>);
+  const { mine, resolver } = bothOver(zone.port);
   const dir = new URL('../fixtures/mail/', import.meta.url);
   const names = readdirSync(dir).filter((n) => n.endsWith('.eml'));
   t.true(names.length >= 30);
