@@ -72,8 +72,9 @@ const RETRY_MS = 10_000;
  *
  * `run` hands a job to the ready thread with the fewest jobs outstanding. While no thread is ready
  * (starting, failed) it returns null and the caller runs the job itself, so a read never waits for
- * a thread to start, and while reads are fewer than `startRate` a second no thread is started at all. (Running reads on the main thread also when the threads are busy was measured
- * and is slower: the main thread is then short of time for HTTP.) Jobs are sent in batches, one
+ * a thread to start; while reads are fewer than `startRate` a second, no thread starts at all.
+ * (Running reads on the main thread also when the threads are busy was measured and is slower:
+ * the main thread is then short of time for HTTP.) Jobs are sent in batches, one
  * message per thread per turn of the event loop (requests that arrive together travel together),
  * and answered in batches. A thread that fails hands its outstanding jobs back to the main thread
  * (`inline`); reads have no effects, so running one again is safe. Threads start on demand, stop

@@ -3,7 +3,7 @@ import type { Db } from '../db/connection.js';
 import type { BlobStore } from './blobs.js';
 import { fits, type AcceptJob } from './commits.js';
 import { createGroupCommit, type Outcome } from './group-commit.js';
-import { apiMessageSize, smtpTargets, type Envelope, type StoredMessage, type Target } from './message.js';
+import { apiMessageSize, smtpTargets, storeAttachments, type Envelope, type StoredMessage, type Target } from './message.js';
 import type { StorageThread } from './storage-thread.js';
 import type { IngestStore } from './store.js';
 import type { InboundMessage, RawDelivery, RecipientResolver } from './types.js';
@@ -41,11 +41,7 @@ export function createAcceptor(deps: {
       if (resolution.kind !== 'deliver' || resolution.tenantId !== tenantId) {
         throw unprocessable('to_email is not a mailbox or alias of this account');
       }
-      const attachments = await Promise.all(msg.attachments.map(async (a) => ({
-        filename: a.filename, contentType: a.contentType, size: a.content.length,
-        sha256: await blobs.putBlob(a.content), contentId: a.contentId ?? null, disposition: a.disposition ?? 'attachment',
-      })));
-      const message: StoredMessage = { ...msg, attachments };
+      const message: StoredMessage = { ...msg, attachments: await storeAttachments(msg.attachments, blobs) };
       const target: Target = { tenantId, mailboxIds: [...new Set(resolution.mailboxIds)], forwards: [...new Set(resolution.forwards)], address: msg.toEmail };
       await group.submit({ kind: 'api', messageJson: JSON.stringify(message), messageId: message.messageId, target, size: apiMessageSize(message) });
     },

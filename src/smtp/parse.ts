@@ -3,7 +3,7 @@ import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import type { BlobStore } from '../ingest/blobs.js';
-import type { StoredMessage } from '../ingest/message.js';
+import { storeAttachments, type StoredMessage } from '../ingest/message.js';
 import type { InboundMessage, MessageParser, RawParser } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
 import type { Authenticator } from './auth.js';
@@ -100,10 +100,6 @@ export function createRawParser({ hostname, authenticate, logger }: { hostname: 
 export function storingParser(parse: MessageParser, blobs: Pick<BlobStore, 'putBlob'>): RawParser {
   return async (raw, delivery) => {
     const message = await parse(raw, delivery);
-    const attachments = await Promise.all(message.attachments.map(async (a) => ({
-      filename: a.filename, contentType: a.contentType, size: a.content.length, sha256: await blobs.putBlob(a.content),
-      contentId: a.contentId ?? null, disposition: a.disposition ?? 'attachment',
-    })));
-    return JSON.stringify({ ...message, attachments } satisfies StoredMessage);
+    return JSON.stringify({ ...message, attachments: await storeAttachments(message.attachments, blobs) } satisfies StoredMessage);
   };
 }
