@@ -1,3 +1,4 @@
+import { createReadStream } from 'node:fs';
 import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
 import { dkimVerify, dmarc, spf, type DKIMResult, type DMARCResult, type SPFResult } from 'mailauth';
@@ -110,18 +111,20 @@ export function createAuthenticator({ hostname, dnsServers, logger, timeoutMs = 
   const spfVerdicts = verdictCache<SPFResult>();
   const dmarcVerdicts = verdictCache<DMARCResult | false>();
 
-  async function verify(input: Buffer | Readable, head: Buffer | null, env: AuthEnvelope) {
+  /** `opened` keeps the file stream of a spooled message, so a timeout can close it. */
+  async function verify(input: Buffer | { path: string }, head: Buffer | null, env: AuthEnvelope, opened: { stream?: Readable }) {
     const ip = plainIp(env.remoteAddress);
     const sender = env.mailFrom ?? '';
     const unsignedFrom = head ? unsignedHeaderFrom(head) : null;
     let dkim: DKIMResult[];
     let headerFrom: string[];
     if (unsignedFrom) {
-      if (typeof (input as Readable).destroy === 'function') (input as Readable).destroy();
       dkim = [];
       headerFrom = unsignedFrom;
     } else {
-      const verified = await dkimVerify(input, { resolver, sender });
+      // A spooled message is read from its file only when its signatures are verified.
+      const source = Buffer.isBuffer(input) ? input : (opened.stream = createReadStream(input.path));
+      const verified = await dkimVerify(source, { resolver, sender });
       dkim = verified.results;
       headerFrom = verified.headerFrom;
     }
@@ -139,13 +142,14 @@ export function createAuthenticator({ hostname, dnsServers, logger, timeoutMs = 
     return summarize({ dkim, spf: spfResult, dmarc: dmarcResult });
   }
 
-  return async (input: Buffer | Readable, env: AuthEnvelope, head: Buffer | null = null): Promise<AuthResults> => {
+  return async (input: Buffer | { path: string }, env: AuthEnvelope, head: Buffer | null = null): Promise<AuthResults> => {
     let timer: NodeJS.Timeout | undefined;
     const timeout = new Promise<null>((resolve) => { timer = setTimeout(() => resolve(null), timeoutMs); });
+    const opened: { stream?: Readable } = {};
     try {
-      const result = await Promise.race([verify(input, head, env), timeout]);
+      const result = await Promise.race([verify(input, head, env, opened), timeout]);
       if (!result) {
-        if (typeof (input as Readable).destroy === 'function') (input as Readable).destroy();
+        opened.stream?.destroy();
         return TEMPERROR_RESULTS;
       }
       return result;
@@ -157,5 +161,5 @@ export function createAuthenticator({ hostname, dnsServers, logger, timeoutMs = 
     }
   };
 }
-/** Verifies one message; `head` (the message's first bytes) lets an unsigned message skip the DKIM verifier. */
+/** Verifies one message (bytes, or the path of its spool file); `head` (its first bytes) lets an unsigned message skip the DKIM verifier. */
 export type Authenticator = ReturnType<typeof createAuthenticator>;

@@ -75,10 +75,9 @@ export function createRawParser({ hostname, authenticate, logger }: { hostname: 
   return async (raw, delivery): Promise<InboundMessage> => {
     const head = await readHead(raw);
     const facts: DeliveryFacts = delivery;
-    const authInput = Buffer.isBuffer(raw) ? raw : createReadStream(raw.path);
     const [parsed, auth] = await Promise.all([
       readMime(parseSource(raw, head), logger),
-      authenticate(authInput, { remoteAddress: delivery.remoteAddress, heloName: delivery.heloName, mailFrom: delivery.mailFrom }, head),
+      authenticate(raw, { remoteAddress: delivery.remoteAddress, heloName: delivery.heloName, mailFrom: delivery.mailFrom }, head),
     ]);
     const ctx = { hostname, head, auth };
     if (parsed) {

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { startTestApp } from '../helpers/app.js';
-import { deliver, makeInbox, waitForEmails } from '../helpers/emails.js';
+import { deliver, makeInbox, searchSubjects, waitForEmails } from '../helpers/emails.js';
 
 // A prefix that is also a whole word is searched as that word only when no longer term exists
 // (reading.ts `cheaperMatch`); either way the answer is the prefix's.
@@ -11,11 +11,7 @@ test('a last word that is a whole word still finds the longer words it begins', 
     await deliver(app, box.key, box.address, { subject, body_text: 'x' });
   }
   await waitForEmails(app, box.key, 7);
-  const subjects = async (q: string) => {
-    const r = await app.get(`/v1/emails?q=${encodeURIComponent(q)}`, box.key);
-    t.is(r.status, 200, q);
-    return r.body.data.map((e: any) => e.subject).sort().join(',');
-  };
+  const subjects = searchSubjects(t, app, box.key);
   t.is(await subjects('report'), 'report,reporting line,reports due');
   t.is(await subjects('REPORTS'), 'reports due');
   t.is(await subjects('reporting'), 'reporting line');

@@ -2,7 +2,7 @@ import test from 'ava';
 import { ftsMatch } from '../../src/emails/fts.js';
 import { newestFirst, newestHits, type Hit } from '../../src/emails/search.js';
 import { startTestApp } from '../helpers/app.js';
-import { deliver, listAll, makeInbox, waitForEmails } from '../helpers/emails.js';
+import { deliver, listAll, makeInbox, searchSubjects, waitForEmails } from '../helpers/emails.js';
 
 test('ftsMatch quotes every term: words AND-ed, phrases kept, prefix on the last bare word', (t) => {
   t.is(ftsMatch('hello world'), '"hello" AND "world"*');
@@ -51,11 +51,7 @@ test('q searches subject, body, sender address and name, AND-ed, with phrases an
   ]);
   await waitForEmails(app, box.key, 4);
   await waitForEmails(app, other.key, 1);
-  const subjects = async (q: string) => {
-    const r = await app.get(`/v1/emails?q=${encodeURIComponent(q)}`, box.key);
-    t.is(r.status, 200, q);
-    return r.body.data.map((e: any) => e.subject).sort().join(',');
-  };
+  const subjects = searchSubjects(t, app, box.key);
   t.is(await subjects('quarterly'), 'Lunch,Quarterly report');
   t.is(await subjects('quarterly report'), 'Quarterly report');
   t.is(await subjects('numbers'), 'Hello,Lunch,Quarterly report');

@@ -1,3 +1,4 @@
+import type { ExecutionContext } from 'ava';
 import type { TestClient, Reply } from './app.js';
 import { createMailbox, mailboxRow } from './mailboxes.js';
 
@@ -111,4 +112,13 @@ async function findMessage(app: TestClient, key: string, messageId: string): Pro
     if (full.status === 200 && full.body.data.message_id === messageId) return full.body.data;
   }
   return undefined;
+}
+
+/** A search as the tests compare it: the subjects of the first page for `q`, sorted and joined (asserts 200). */
+export function searchSubjects(t: ExecutionContext, app: TestClient, key: string) {
+  return async (q: string): Promise<string> => {
+    const r = await app.get(`/v1/emails?q=${encodeURIComponent(q)}`, key);
+    t.is(r.status, 200, q);
+    return r.body.data.map((e: any) => e.subject).sort().join(',');
+  };
 }
