@@ -48,7 +48,11 @@ export interface AppOptions {
  * parts with `start` (listen, work, tick) and `stop` (graceful, in dependency order).
  */
 export async function createApp({ config, clock = systemClock, logger = createLogger(config.logLevel) }: AppOptions) {
-  const database = await openDatabase(config.dataDir);
+  // The server's writers never checkpoint inside a commit (an SMTP 250 would wait for it): a thread does.
+  const database = await openDatabase(config.dataDir, {
+    checkpoints: 'background',
+    onCheckpointError: (err) => logger.warn({ err }, 'WAL checkpoint failed; retrying'),
+  });
   const db = database.db;
   const queue = createTaskQueue({ db, clock, logger });
   const cron = createCron(logger);

@@ -5,6 +5,7 @@ import { Kysely, Migrator, SqliteDialect, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
 import { migrations } from './migrations/index.js';
 import { createWalSync } from './durability.js';
+import { startCheckpointer } from './checkpointer.js';
 
 /** The Kysely handle every store takes; a transaction is also one. */
 export type Db = Kysely<Database>;
@@ -72,12 +73,27 @@ async function migrate(db: Kysely<Database>): Promise<void> {
 /** The database file inside a data directory. */
 export const databaseFile = (dataDir: string) => join(dataDir, 'mailstead.db');
 
+/** WAL length (pages, 64 MB) at which a writer with background checkpoints runs its own. */
+export const BACKGROUND_RESTART_PAGES = 16_384;
+
+/** How a connection is opened. */
+export interface ConnectionOptions {
+  synchronous?: 'NORMAL' | 'FULL';
+  cacheMb?: number;
+  /**
+   * 'background': the server's checkpoint thread (checkpointer.ts) copies the WAL into the
+   * database; this connection's commits do only once the WAL is BACKGROUND_RESTART_PAGES long.
+   * Default: SQLite's automatic checkpoint inside a commit.
+   */
+  checkpoints?: 'background' | 'auto';
+}
+
 /**
  * One connection to a data directory's database with the pragmas every connection needs, without
  * migrating: for a second connection in the same process (the storage thread) once the first one
  * ran the migrations.
  */
-export function openConnection(dataDir: string, opts: { synchronous?: 'NORMAL' | 'FULL'; cacheMb?: number } = {}) {
+export function openConnection(dataDir: string, opts: ConnectionOptions = {}) {
   const sqlite = new BetterSqlite3(databaseFile(dataDir));
   sqlite.pragma('busy_timeout = 10000');
   sqlite.pragma('journal_mode = WAL');
@@ -85,6 +101,9 @@ export function openConnection(dataDir: string, opts: { synchronous?: 'NORMAL' |
   sqlite.pragma('foreign_keys = ON');
   sqlite.pragma('temp_store = MEMORY');
   sqlite.pragma(`cache_size = -${(opts.cacheMb ?? 32) * 1024}`);
+  // The checkpoint thread copies the frames and starts the WAL over; a commit checkpoints only if
+  // it cannot (a writer that never pauses), as a backstop against a WAL that grows without end.
+  if (opts.checkpoints === 'background') sqlite.pragma(`wal_autocheckpoint = ${BACKGROUND_RESTART_PAGES}`);
   const db: Db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
   return { db, sqlite };
 }
@@ -96,7 +115,7 @@ export function openConnection(dataDir: string, opts: { synchronous?: 'NORMAL' |
  * durable before it acknowledges them with `durable()` (see durability.ts); short-lived callers
  * such as the CLI ask for FULL, so each of their commits is durable by itself.
  */
-export async function openDatabase(dataDir: string, opts: { synchronous?: 'NORMAL' | 'FULL' } = {}): Promise<Database_> {
+export async function openDatabase(dataDir: string, opts: Omit<ConnectionOptions, 'cacheMb'> & { onCheckpointError?(err: unknown): void } = {}): Promise<Database_> {
   mkdirSync(dataDir, { recursive: true });
   const { db, sqlite } = openConnection(dataDir, { cacheMb: 8, ...opts });
   try {
@@ -106,6 +125,7 @@ export async function openDatabase(dataDir: string, opts: { synchronous?: 'NORMA
     throw err;
   }
   const wal = createWalSync(`${databaseFile(dataDir)}-wal`);
+  const checkpointer = opts.checkpoints === 'background' ? startCheckpointer(databaseFile(dataDir), { onError: opts.onCheckpointError }) : null;
   const totalChanges = sqlite.prepare('SELECT total_changes()').pluck();
   return {
     db,
@@ -113,6 +133,7 @@ export async function openDatabase(dataDir: string, opts: { synchronous?: 'NORMA
     changes: () => totalChanges.get() as number,
     durable: () => wal.flush(),
     close: async () => {
+      await checkpointer?.close();
       await db.destroy();
       wal.close();
     },

@@ -18,7 +18,7 @@ export const RAW_IN_ROW_BYTES = 256 * 1024;
  * holding its message is durable.
  */
 export function createAcceptor(deps: {
-  db: Db; store: IngestStore; blobs: BlobStore; resolve: RecipientResolver; thread: StorageThread; onCommitted(): void; durable(): Promise<void>;
+  db: Db; store: IngestStore; blobs: BlobStore; resolve: RecipientResolver; thread: StorageThread; onCommitted(): void;
 }) {
   const { db, store, blobs, resolve, thread } = deps;
 
@@ -28,7 +28,7 @@ export function createAcceptor(deps: {
     return outcomes.map((o) => (o.ok ? { ok: true, value: undefined } : { ok: false, error: new ApiError(o.status, o.reason) }));
   }
 
-  const group = createGroupCommit(commit, deps.durable);
+  const group = createGroupCommit(commit);
 
   return {
     /**

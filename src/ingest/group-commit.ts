@@ -3,13 +3,11 @@ export type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };
 
 /**
  * Group commit: jobs submitted while a commit is under way wait and then share the next one, so
- * one transaction (and one fsync) serves many callers, and each caller is answered only after the
- * commit that holds its job is durable. `commit` gets the jobs in arrival order and returns one
- * outcome per job; if it throws, every job of that group fails with the error. `durable` makes the
- * commit survive a power cut (a WAL fsync off the main thread); the next group commits while the
- * previous one is being synced.
+ * one transaction (and one fsync) serves many callers. `commit` gets the jobs in arrival order,
+ * makes them durable (the storage thread fsyncs the WAL before it answers) and returns one outcome
+ * per job; if it throws, every job of that group fails with the error.
  */
-export function createGroupCommit<J, R>(commit: (jobs: J[]) => Promise<Outcome<R>[]>, durable: () => Promise<void>, maxBatch = 256) {
+export function createGroupCommit<J, R>(commit: (jobs: J[]) => Promise<Outcome<R>[]>, maxBatch = 256) {
   let pending: Array<{ job: J; resolve: (r: R) => void; reject: (e: unknown) => void }> = [];
   let running = false;
 
@@ -21,14 +19,11 @@ export function createGroupCommit<J, R>(commit: (jobs: J[]) => Promise<Outcome<R
         pending = pending.slice(group.length);
         try {
           const outcomes = await commit(group.map((g) => g.job));
-          durable().then(
-            () => group.forEach((g, i) => {
-              const o = outcomes[i];
-              if (o.ok) g.resolve(o.value);
-              else g.reject(o.error);
-            }),
-            (err) => { for (const g of group) g.reject(err); },
-          );
+          group.forEach((g, i) => {
+            const o = outcomes[i];
+            if (o.ok) g.resolve(o.value);
+            else g.reject(o.error);
+          });
         } catch (err) {
           for (const g of group) g.reject(err);
         }

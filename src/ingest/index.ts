@@ -28,7 +28,7 @@ export function createIngest(core: Core, deps: { resolve: RecipientResolver; eve
     beforeStart: () => deps.markers.ready(core.db),
   });
   const worker = createIngestWorker({ db: core.db, store, blobs, thread, clock: core.clock, logger: core.logger, parser: () => parser });
-  const acceptor = createAcceptor({ db: core.db, store, blobs, resolve: deps.resolve, thread, onCommitted: () => worker.accepted(), durable: core.durable });
+  const acceptor = createAcceptor({ db: core.db, store, blobs, resolve: deps.resolve, thread, onCommitted: () => worker.accepted() });
   const ingest: Ingest = {
     acceptMessage: acceptor.acceptMessage,
     acceptRaw: acceptor.acceptRaw,

@@ -92,7 +92,7 @@ export function createStorageThread(deps: {
   }
 
   return {
-    /** Commits a group of accepted messages in one transaction; one outcome per job. */
+    /** Commits a group of accepted messages in one transaction, durable (WAL fsynced) when it resolves; one outcome per job. */
     async accept(jobs: AcceptJob[]): Promise<AcceptOutcome[]> {
       return (await request({ op: 'accept', jobs }, ownedBuffers(jobs))).outcomes!;
     },

@@ -4,7 +4,8 @@
  * HTTP and SMTP only accepts. Requests are handled one at a time, in arrival order.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { openConnection } from '../db/connection.js';
+import { databaseFile, openConnection } from '../db/connection.js';
+import { walSyncer } from '../db/durability.js';
 import { createMarkers } from '../emails/markers.js';
 import { createEmailStore } from '../emails/store.js';
 import { createEmailWriter } from '../emails/writer.js';
@@ -14,7 +15,9 @@ import type { StorageReply, StorageRequest, StorageThreadData } from './storage-
 import { createIngestStore } from './store.js';
 
 const { dataDir, markerCell } = workerData as StorageThreadData;
-const { db } = openConnection(dataDir, { cacheMb: 8 });
+// Only ever opened by the server, whose checkpoint thread copies the WAL into the database.
+const { db } = openConnection(dataDir, { cacheMb: 8, checkpoints: 'background' });
+const wal = walSyncer(`${databaseFile(dataDir)}-wal`);
 let now = Date.now();
 const clock = { now: () => now };
 const store = createIngestStore();
@@ -31,6 +34,7 @@ async function handle(req: StorageRequest): Promise<StorageReply> {
   switch (req.op) {
     case 'accept': {
       const outcomes = await db.transaction().execute((trx) => acceptGroup(trx, store, req.jobs, req.now));
+      wal.sync();
       return { id: req.id, ok: true, outcomes, hints: [] };
     }
     case 'store': {

@@ -53,9 +53,10 @@ export function createIngestStore() {
       for (let i = 0; i < rows.length; i += 500) await db.insertInto('inbound_reservations').values(rows.slice(i, i + 500)).execute();
     },
 
-    /** The oldest queued rows, without their payload. */
-    queued: (db: Db, limit: number) =>
-      db.selectFrom('inbound').select(['id', 'kind', 'size', 'attempts']).where('status', '=', 'queued').orderBy('id').limit(limit).execute(),
+    /** The oldest queued rows after id `after`, without their payload. */
+    queued: (db: Db, after: number, limit: number) =>
+      db.selectFrom('inbound').select(['id', 'kind', 'size', 'attempts']).where('status', '=', 'queued').where('id', '>', after)
+        .orderBy('id').limit(limit).execute(),
 
     /** Full rows of the inbound queue. */
     load: (db: Db, ids: number[]) =>

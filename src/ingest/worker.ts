@@ -18,8 +18,6 @@ const BUSY_PAUSE_RATIO = 12;
 const BUSY_WINDOW_MS = 100;
 /** Bytes of queued messages per batch (raw rows are loaded whole). */
 export const BATCH_BYTES = 8 * 1024 * 1024;
-/** Raw messages parsed (and authenticated) at the same time. */
-export const PARSE_CONCURRENCY = 16;
 /** Parse attempts before a raw message is given up as failed. */
 export const MAX_ATTEMPTS = 3;
 const POLL_MS = 1000;
@@ -66,12 +64,29 @@ export function createIngestWorker(deps: {
   /** A batch ready for the storage thread. */
   type Ready = { picked: number[]; apiIds: number[]; prepared: ParsedRaw[]; failed: Failure[]; attempts: Map<number, number>; now: number };
 
+  /**
+   * Where the next batch reads the queue from: batches take rows in id order, so each one starts
+   * after the last row picked, without reading a backlog of tens of thousands of rows from the
+   * front again. Once nothing is left after it, reading starts over from the front, for rows
+   * passed over meanwhile (a retry not yet due, raw mail before a parser was registered).
+   */
+  let after = 0;
+
+  async function nextReady(maxRows: number, now: number) {
+    const hasParser = deps.parser() !== null;
+    const eligible = (r: { id: number; kind: 'api' | 'smtp' }) => !inFlight.has(r.id) && (r.kind === 'api' || hasParser) && (retryAt.get(r.id) ?? 0) <= now;
+    let ready = (await store.queued(db, after, maxRows)).filter(eligible);
+    if (ready.length === 0 && after > 0) {
+      after = 0;
+      ready = (await store.queued(db, 0, maxRows + inFlight.size)).filter(eligible);
+    }
+    return ready;
+  }
+
   /** Picks up to `maxRows` queued rows (and BATCH_BYTES) and parses the raw SMTP ones; null when nothing is ready. */
   async function prepareBatch(maxRows: number): Promise<Ready | null> {
     const now = clock.now();
-    const hasParser = deps.parser() !== null;
-    const ready = (await store.queued(db, maxRows * 2 + inFlight.size))
-      .filter((r) => !inFlight.has(r.id) && (r.kind === 'api' || hasParser) && (retryAt.get(r.id) ?? 0) <= now);
+    const ready = await nextReady(maxRows, now);
     const picked: number[] = [];
     const kinds = new Map<number, 'api' | 'smtp'>();
     let bytes = 0;
@@ -82,6 +97,7 @@ export function createIngestWorker(deps: {
       bytes += r.size;
     }
     if (picked.length === 0) return null;
+    after = Math.max(after, picked[picked.length - 1]);
     for (const id of picked) inFlight.add(id);
     try {
       // API rows are read and stored by the storage thread; raw SMTP mail is parsed here first.
@@ -90,20 +106,16 @@ export function createIngestWorker(deps: {
       const rows = smtpIds.length ? await store.load(db, smtpIds) : [];
       const prepared: ParsedRaw[] = [];
       const failed: Failure[] = [];
-      // Raw mail is parsed concurrently: authentication waits on DNS, not on this process.
-      const outcomes: Array<ParsedRaw | null> = new Array(rows.length).fill(null);
-      let nextRow = 0;
-      await Promise.all(Array.from({ length: Math.min(PARSE_CONCURRENCY, rows.length) }, async () => {
-        while (nextRow < rows.length) {
-          const i = nextRow++;
-          const row = rows[i];
-          try {
-            outcomes[i] = await prepare(row);
-          } catch (err) {
-            const final = row.attempts + 1 >= MAX_ATTEMPTS;
-            failed.push({ id: row.id, error: (err as Error)?.message ?? String(err), final });
-            log.warn({ err, inbound_id: row.id, final }, 'inbound message could not be prepared');
-          }
+      // The whole batch is asked for at once: the parser sets its own concurrency (parse.ts), and
+      // parser threads take a batch's requests in one message.
+      const outcomes = await Promise.all(rows.map(async (row) => {
+        try {
+          return await prepare(row);
+        } catch (err) {
+          const final = row.attempts + 1 >= MAX_ATTEMPTS;
+          failed.push({ id: row.id, error: (err as Error)?.message ?? String(err), final });
+          log.warn({ err, inbound_id: row.id, final }, 'inbound message could not be prepared');
+          return null;
         }
       }));
       for (const p of outcomes) if (p) prepared.push(p);

@@ -6,7 +6,7 @@ import { createBlobStore } from '../ingest/blobs.js';
 import type { Ingest, RawParser, RecipientResolver } from '../ingest/types.js';
 import { createAuthenticator } from './auth.js';
 import { cachedQuota, cachedResolver } from './cache.js';
-import { createRawParser, storingParser } from './parse.js';
+import { createRawParser, limitConcurrency, PARSE_CONCURRENCY, storingParser } from './parse.js';
 import { createParserPool } from './parse-pool.js';
 import { createRecipientCheck } from './recipients.js';
 import { createSmtpListener, DEFAULT_LIMITS, type SmtpLimits } from './server.js';
@@ -34,7 +34,7 @@ function createParsing(core: Core, threads: number): { parse: RawParser; close()
     return createParserPool({ dataDir: config.dataDir, hostname: config.hostname, dnsServers: [...config.dnsServers], logLevel: config.logLevel, logger, threads, timeoutMs: 120_000, idleMs: 10_000 });
   }
   const authenticate = createAuthenticator({ hostname: config.hostname, dnsServers: config.dnsServers, logger });
-  const parse = storingParser(createRawParser({ hostname: config.hostname, authenticate, logger }), createBlobStore(config.dataDir, () => core.clock.now()));
+  const parse = limitConcurrency(storingParser(createRawParser({ hostname: config.hostname, authenticate, logger }), createBlobStore(config.dataDir, () => core.clock.now())), PARSE_CONCURRENCY);
   return { parse, close: async () => undefined };
 }
 

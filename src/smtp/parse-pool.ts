@@ -23,6 +23,14 @@ export interface ParseRequest {
 /** A parser thread's answer: the StoredMessage as JSON text (src/ingest/types.ts RawParser). */
 export type ParseReply = { id: number; ok: true; json: string } | { id: number; ok: false; error: string };
 
+/**
+ * Requests and replies cross in groups: a message to a sleeping thread costs a wake-up of tens of
+ * microseconds on a virtual machine, more than the copy, and a batch of the ingest worker asks for
+ * all its messages at once.
+ */
+export type ParseRequests = ParseRequest[];
+export type ParseReplies = ParseReply[];
+
 /** Options of the pool: how many threads, how long one message may take, when idle threads go. */
 export interface ParserPoolOptions extends ParserThreadOptions {
   threads: number;
@@ -40,6 +48,9 @@ interface Pending {
 interface Slot {
   worker: Worker;
   pending: Map<number, Pending>;
+  /** Requests of this turn of the event loop, posted together. */
+  outbox: ParseRequests;
+  transfer: ArrayBuffer[];
 }
 
 /**
@@ -76,14 +87,16 @@ export function createParserPool(opts: ParserPoolOptions) {
     const worker = new Worker(entry.script, { eval: entry.evaluated, workerData, resourceLimits: PARSER_HEAP });
     // Parser threads never keep the process alive; an idle pool lets it exit.
     worker.unref();
-    const slot: Slot = { worker, pending: new Map() };
-    worker.on('message', (reply: ParseReply) => {
-      const p = slot.pending.get(reply.id);
-      if (!p) return;
-      slot.pending.delete(reply.id);
-      clearTimeout(p.timer);
-      if (reply.ok) p.resolve(reply.json);
-      else p.reject(new Error(reply.error));
+    const slot: Slot = { worker, pending: new Map(), outbox: [], transfer: [] };
+    worker.on('message', (replies: ParseReplies) => {
+      for (const reply of replies) {
+        const p = slot.pending.get(reply.id);
+        if (!p) continue;
+        slot.pending.delete(reply.id);
+        clearTimeout(p.timer);
+        if (reply.ok) p.resolve(reply.json);
+        else p.reject(new Error(reply.error));
+      }
       if (slots.every((s) => s.pending.size === 0)) idle.arm();
     });
     worker.on('error', (err) => {
@@ -110,15 +123,23 @@ export function createParserPool(opts: ParserPoolOptions) {
       void slot.worker.terminate();
     }, opts.timeoutMs);
     slot.pending.set(id, { resolve, reject, timer });
+    if (slot.outbox.length === 0) queueMicrotask(() => post(slot));
     if (Buffer.isBuffer(raw)) {
       // A copy of exactly the message's bytes, handed over without a second copy.
       const bytes = new Uint8Array(raw);
-      const request: ParseRequest = { id, raw: { bytes }, delivery };
-      slot.worker.postMessage(request, [bytes.buffer]);
+      slot.outbox.push({ id, raw: { bytes }, delivery });
+      slot.transfer.push(bytes.buffer);
     } else {
-      slot.worker.postMessage({ id, raw: { path: raw.path }, delivery } satisfies ParseRequest);
+      slot.outbox.push({ id, raw: { path: raw.path }, delivery });
     }
   });
+
+  function post(slot: Slot): void {
+    const { outbox, transfer } = slot;
+    slot.outbox = [];
+    slot.transfer = [];
+    slot.worker.postMessage(outbox, transfer);
+  }
 
   return {
     parse,

@@ -91,6 +91,25 @@ export function createRawParser({ hostname, authenticate, logger }: { hostname: 
   };
 }
 
+/** Raw messages one parser works on at the same time: authentication waits on DNS, not on the CPU. */
+export const PARSE_CONCURRENCY = 16;
+
+/** The parser with at most `limit` parses under way; later calls wait their turn in order. */
+export function limitConcurrency(parse: RawParser, limit: number): RawParser {
+  let running = 0;
+  const waiting: Array<() => void> = [];
+  return async (raw, delivery) => {
+    if (running >= limit) await new Promise<void>((r) => waiting.push(r));
+    running++;
+    try {
+      return await parse(raw, delivery);
+    } finally {
+      running--;
+      waiting.shift()?.();
+    }
+  };
+}
+
 /**
  * The RawParser ingest uses: parses, makes each attachment a durable blob where the parse ran (a
  * parser thread writes them itself, so their bytes never cross threads), and answers with the
