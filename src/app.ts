@@ -41,13 +41,15 @@ export interface AppOptions {
   config: Readonly<Config>;
   clock?: Clock;
   logger?: Logger;
+  /** Parser threads for SMTP mail (default: smtp/index.ts decides, none when run from the sources). */
+  parserThreads?: number;
 }
 
 /**
  * The composition root: opens the database, builds every capability once, and returns the running
  * parts with `start` (listen, work, tick) and `stop` (graceful, in dependency order).
  */
-export async function createApp({ config, clock = systemClock, logger = createLogger(config.logLevel) }: AppOptions) {
+export async function createApp({ config, clock = systemClock, logger = createLogger(config.logLevel), parserThreads }: AppOptions) {
   // The server's writers never checkpoint inside a commit (an SMTP 250 would wait for it): a thread does.
   const database = await openDatabase(config.dataDir, {
     checkpoints: 'background',
@@ -68,7 +70,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const aliases = installAliases(core, { mailboxes });
   const webhooks = installWebhooks(core);                    // -> webhooks.events (EventRecorder)
   const emails = installEmails(core, { resolve: aliases.resolve, events: webhooks.events, mailboxes }); // -> emails.ingest (Ingest)
-  const smtp = installSmtp(core, { resolve: aliases.resolve, ingest: emails.ingest });
+  const smtp = installSmtp(core, { resolve: aliases.resolve, ingest: emails.ingest }, { parserThreads });
   const dns = installDns(core, { domains });
 
   const lifecycle = { draining: false };

@@ -31,7 +31,7 @@ export function openReader(file: string): Reader {
   const sqlite = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
   sqlite.pragma('busy_timeout = 10000');
   sqlite.pragma('temp_store = MEMORY');
-  sqlite.pragma('cache_size = -32768');
+  sqlite.pragma('cache_size = -8192');
   const cache = new Map<string, BetterSqlite3.Statement>();
   const begin = sqlite.prepare('BEGIN');
   const commit = sqlite.prepare('COMMIT');

@@ -75,12 +75,19 @@ export interface RawDelivery {
 export type MessageParser = (raw: Buffer | { path: string }, delivery: Omit<RawDelivery, 'raw'>) => Promise<InboundMessage>;
 
 /**
- * What ingest's worker uses for raw SMTP mail, supplied by the SMTP capability: the parsed message
- * with its attachments already durable blobs, as the JSON text of a StoredMessage (message.ts).
- * Parsing runs in a thread in the built server; one string is what crosses threads cheaply, and
- * the attachment bytes never have to cross at all.
+ * The JSON text of a StoredMessage (message.ts), or its UTF-8 bytes. Parser threads answer with
+ * bytes: they cross to the main thread and on to the storage thread as bytes outside the JavaScript
+ * heap, where strings of every message parsed in a backlog piled up as garbage in the main heap
+ * (its physical size grew from ~100 to ~170 MB while a benchmark's backlog was stored).
  */
-export type RawParser = (raw: Buffer | { path: string }, delivery: Omit<RawDelivery, 'raw'>) => Promise<string>;
+export type MessageJson = string | Uint8Array;
+
+/**
+ * What ingest's worker uses for raw SMTP mail, supplied by the SMTP capability: the parsed message
+ * with its attachments already durable blobs, as a MessageJson. Parsing runs in a thread in the
+ * built server; the attachment bytes never have to cross threads at all.
+ */
+export type RawParser = (raw: Buffer | { path: string }, delivery: Omit<RawDelivery, 'raw'>) => Promise<MessageJson>;
 
 /** The one ingestion path, as the inbound paths use it. */
 export interface Ingest {

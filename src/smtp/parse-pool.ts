@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { RawDelivery, RawParser } from '../ingest/types.js';
+import type { MessageJson, RawDelivery, RawParser } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
 import { threadEntry } from '../threads/entry.js';
 import { idleTimer } from '../threads/idle.js';
@@ -20,8 +20,8 @@ export interface ParseRequest {
   delivery: Omit<RawDelivery, 'raw'>;
 }
 
-/** A parser thread's answer: the StoredMessage as JSON text (src/ingest/types.ts RawParser). */
-export type ParseReply = { id: number; ok: true; json: string } | { id: number; ok: false; error: string };
+/** A parser thread's answer: where in the group's bytes its StoredMessage's JSON is, or the error. */
+export type ParseReply = { id: number; ok: true; offset: number; length: number } | { id: number; ok: false; error: string };
 
 /**
  * Requests and replies cross in groups: a message to a sleeping thread costs a wake-up of tens of
@@ -29,7 +29,11 @@ export type ParseReply = { id: number; ok: true; json: string } | { id: number; 
  * all its messages at once.
  */
 export type ParseRequests = ParseRequest[];
-export type ParseReplies = ParseReply[];
+/** Replies of a group with the UTF-8 JSON of all their messages in one transferred buffer. */
+export interface ParseReplies {
+  bytes: Uint8Array;
+  replies: ParseReply[];
+}
 
 /** Options of the pool: how many threads, how long one message may take, when idle threads go. */
 export interface ParserPoolOptions extends ParserThreadOptions {
@@ -40,7 +44,7 @@ export interface ParserPoolOptions extends ParserThreadOptions {
 }
 
 interface Pending {
-  resolve(json: string): void;
+  resolve(json: MessageJson): void;
   reject(e: Error): void;
   timer: NodeJS.Timeout;
 }
@@ -88,13 +92,13 @@ export function createParserPool(opts: ParserPoolOptions) {
     // Parser threads never keep the process alive; an idle pool lets it exit.
     worker.unref();
     const slot: Slot = { worker, pending: new Map(), outbox: [], transfer: [] };
-    worker.on('message', (replies: ParseReplies) => {
+    worker.on('message', ({ bytes, replies }: ParseReplies) => {
       for (const reply of replies) {
         const p = slot.pending.get(reply.id);
         if (!p) continue;
         slot.pending.delete(reply.id);
         clearTimeout(p.timer);
-        if (reply.ok) p.resolve(reply.json);
+        if (reply.ok) p.resolve(bytes.subarray(reply.offset, reply.offset + reply.length));
         else p.reject(new Error(reply.error));
       }
       if (slots.every((s) => s.pending.size === 0)) idle.arm();
@@ -113,7 +117,7 @@ export function createParserPool(opts: ParserPoolOptions) {
     return slots.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
   }
 
-  const parse: RawParser = (raw, delivery) => new Promise<string>((resolve, reject) => {
+  const parse: RawParser = (raw, delivery) => new Promise<MessageJson>((resolve, reject) => {
     if (closed) return reject(new Error('parser pool closed'));
     idle.cancel();
     const slot = pick();

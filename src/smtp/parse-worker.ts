@@ -17,22 +17,35 @@ const parse = limitConcurrency(storingParser(createRawParser({
 
 /** Longest a finished parse waits for others to share its reply. */
 const REPLY_DELAY_MS = 2;
-let outbox: ParseReplies = [];
+type Done = { id: number; ok: true; json: string } | { id: number; ok: false; error: string };
+let outbox: Done[] = [];
 let running = 0;
 let timer: NodeJS.Timeout | null = null;
 
+/** Posts the finished parses: their JSON as UTF-8 in one buffer of its own, transferred. */
 function flush(): void {
   if (timer) clearTimeout(timer);
   timer = null;
   if (outbox.length === 0) return;
-  const replies = outbox;
+  const done = outbox;
   outbox = [];
-  parentPort!.postMessage(replies);
+  let total = 0;
+  for (const d of done) if (d.ok) total += Buffer.byteLength(d.json);
+  const bytes = Buffer.allocUnsafeSlow(total);
+  let offset = 0;
+  const replies: ParseReply[] = done.map((d) => {
+    if (!d.ok) return d;
+    const length = bytes.write(d.json, offset);
+    offset += length;
+    return { id: d.id, ok: true, offset: offset - length, length };
+  });
+  const view = new Uint8Array(bytes.buffer, 0, total);
+  parentPort!.postMessage({ bytes: view, replies } satisfies ParseReplies, [bytes.buffer]);
 }
 
 /** Replies leave together: at once when nothing else is being parsed, else within REPLY_DELAY_MS. */
-function reply(r: ParseReply): void {
-  outbox.push(r);
+function reply(d: Done): void {
+  outbox.push(d);
   running--;
   if (running === 0) flush();
   else timer ??= setTimeout(flush, REPLY_DELAY_MS);
@@ -43,7 +56,7 @@ parentPort!.on('message', (requests: ParseRequests) => {
     running++;
     const raw = 'path' in req.raw ? { path: req.raw.path } : Buffer.from(req.raw.bytes.buffer, req.raw.bytes.byteOffset, req.raw.bytes.byteLength);
     parse(raw, req.delivery).then(
-      (json) => reply({ id: req.id, ok: true, json }),
+      (json) => reply({ id: req.id, ok: true, json: typeof json === 'string' ? json : Buffer.from(json).toString() }),
       (err: Error) => reply({ id: req.id, ok: false, error: err?.message ?? String(err) }),
     );
   }

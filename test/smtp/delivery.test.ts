@@ -37,8 +37,8 @@ const MESSAGE = [
   '',
 ].join('\r\n');
 
-test('a message sent over SMTP is stored once its 250 came, with every field right, and its raw bytes kept', async (t) => {
-  const app = await startTestApp(t);
+const deliversEveryField = test.macro(async (t, parserThreads: number) => {
+  const app = await startTestApp(t, { parserThreads });
   const { key, mailboxes } = await provision(app, 'deliver.test', ['bob']);
   const before = Date.now();
   const res = await sendMail(app.smtpPort, { from: 'alice@example.org', to: ['bob@deliver.test'] }, MESSAGE);
@@ -82,6 +82,10 @@ test('a message sent over SMTP is stored once its 250 came, with every field rig
   t.true(text.endsWith(MESSAGE), 'the original bytes follow our trace header unchanged');
   t.true(Date.now() - before < 30_000);
 });
+
+test('a message sent over SMTP is stored once its 250 came, with every field right, and its raw bytes kept', deliversEveryField, 0);
+// As the built server runs: parsed in a parser thread, whose answer crosses to the storage thread as bytes.
+test('the same, parsed in a parser thread', deliversEveryField, 1);
 
 test('one message to several recipients: known ones get 250 and a copy, an unknown one 550 5.1.1', async (t) => {
   const app = await startTestApp(t);

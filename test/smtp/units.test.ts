@@ -6,7 +6,7 @@ import { quietDns } from '../helpers/dns.js';
 import { manualClock } from '../../src/clock.js';
 import { createBlobStore } from '../../src/ingest/blobs.js';
 import type { StoredMessage } from '../../src/ingest/message.js';
-import type { Resolution } from '../../src/ingest/types.js';
+import type { MessageJson, Resolution } from '../../src/ingest/types.js';
 import { createLogger } from '../../src/logger.js';
 import { cachedQuota, cachedResolver, RECIPIENT_CACHE_MS } from '../../src/smtp/cache.js';
 import { cachedLookup } from '../../src/smtp/dns.js';
@@ -117,6 +117,9 @@ test('cachedLookup shares queries in flight and remembers failures briefly', asy
   t.is(calls, 3, 'failures expire after seconds, answers after a minute');
 });
 
+/** A parser's answer as text (parser threads answer with UTF-8 bytes). */
+const jsonText = (j: MessageJson) => (typeof j === 'string' ? j : Buffer.from(j).toString());
+
 test('the parser pool parses in a thread, and a parse that takes too long costs only its thread', async (t) => {
   const logger = createLogger('silent');
   const delivery = { size: 0, mailFrom: 's@client.example', recipients: [], remoteAddress: '127.0.0.1', heloName: 'client.example', tls: false, receivedAt: 0 };
@@ -125,14 +128,18 @@ test('the parser pool parses in a thread, and a parse that takes too long costs 
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const pool = createParserPool({ dataDir, hostname: 'mx.test', dnsServers: [await quietDns()], logLevel: 'silent', logger, threads: 1, timeoutMs: 30_000, idleMs: 1_000 });
   t.teardown(() => pool.close());
-  const m = JSON.parse(await pool.parse(raw, delivery)) as StoredMessage;
+  const m = JSON.parse(jsonText(await pool.parse(raw, delivery))) as StoredMessage;
   t.is(m.subject, 'pooled');
   t.like(m.attachments[0], { filename: 'x.bin', size: 4 });
   t.deepEqual([...await createBlobStore(dataDir).readBlob(m.attachments[0].sha256)], [0, 1, 2, 3], 'the thread wrote the attachment blob itself');
   t.is(pool.threads(), 1);
+  // A batch goes over in one message and comes back in groups of replies sharing one buffer.
+  const subjects = ['eins', 'zwei — ü', 'drei'];
+  const many = await Promise.all(subjects.map((s) => pool.parse(Buffer.from(raw.toString().replace('Subject: pooled', `Subject: ${s}`)), delivery)));
+  t.deepEqual(many.map((j) => (JSON.parse(jsonText(j)) as StoredMessage).subject), subjects);
 
   const impatient = createParserPool({ dataDir, hostname: 'mx.test', dnsServers: ['127.0.0.1:1'], logLevel: 'silent', logger, threads: 1, timeoutMs: 1, idleMs: 1_000 });
   t.teardown(() => impatient.close());
   await t.throwsAsync(impatient.parse(raw, delivery), { message: /parser thread exited/ });
-  t.is((JSON.parse(await pool.parse(raw, delivery)) as StoredMessage).subject, 'pooled', 'the process and the other pool carry on');
+  t.is((JSON.parse(jsonText(await pool.parse(raw, delivery))) as StoredMessage).subject, 'pooled', 'the process and the other pool carry on');
 });
