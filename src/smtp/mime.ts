@@ -110,6 +110,8 @@ export interface HeaderLine {
   line: string;
 }
 
+const ASCII = /^[\x00-\x7f]*$/;
+
 /**
  * The `headers` object of an email: lower-case names, values unfolded, 8-bit bytes and RFC 2047
  * words decoded; a header that occurs more than once becomes an array in message order.
@@ -120,7 +122,9 @@ export function headersObject(lines: readonly HeaderLine[]): Record<string, stri
     const colon = line.indexOf(':');
     if (colon < 0) continue;
     const rawValue = unfold(line.slice(colon + 1)).trim();
-    let value = decodeWords(decodeUndeclared(Buffer.from(rawValue, 'latin1')));
+    // Most values are ASCII, which every decoding leaves as it is.
+    const text = ASCII.test(rawValue) ? rawValue : decodeUndeclared(Buffer.from(rawValue, 'latin1'));
+    let value = decodeWords(text);
     if (value.length > MAX_HEADER_VALUE) value = value.slice(0, MAX_HEADER_VALUE);
     const name = key.toLowerCase();
     const prev = out[name];
