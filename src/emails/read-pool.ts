@@ -63,6 +63,12 @@ export function defaultReadThreads(): number {
  */
 export const READ_THREADS_START_RATE = 200;
 
+/**
+ * Heap limits of a reader thread: old space for the largest answer (an email with a 25 MB body, as
+ * text and JSON), a small young generation (V8 would otherwise grow it to tens of MB per thread).
+ */
+const READER_HEAP = { maxOldGenerationSizeMb: 384, maxYoungGenerationSizeMb: 8 };
+
 /** A thread that failed before it was ready is not started again for this long. */
 const RETRY_MS = 10_000;
 
@@ -130,7 +136,7 @@ export function createReadPool(opts: {
   }
 
   function spawn(): Slot {
-    const worker = new Worker(entry.script, { eval: entry.evaluated, workerData });
+    const worker = new Worker(entry.script, { eval: entry.evaluated, workerData, resourceLimits: READER_HEAP });
     worker.unref();
     const slot: Slot = { worker, ready: false, pending: new Map(), outbox: [] };
     worker.on('message', (message: ReaderMessage) => {
