@@ -56,7 +56,7 @@ parentPort!.on('message', (requests: ParseRequests) => {
     running++;
     const raw = 'path' in req.raw ? { path: req.raw.path } : Buffer.from(req.raw.bytes.buffer, req.raw.bytes.byteOffset, req.raw.bytes.byteLength);
     parse(raw, req.delivery).then(
-      (json) => reply({ id: req.id, ok: true, json: typeof json === 'string' ? json : Buffer.from(json).toString() }),
+      (json) => reply({ id: req.id, ok: true, json }),
       (err: Error) => reply({ id: req.id, ok: false, error: err?.message ?? String(err) }),
     );
   }

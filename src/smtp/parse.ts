@@ -4,11 +4,14 @@ import { Readable } from 'node:stream';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import type { BlobStore } from '../ingest/blobs.js';
 import { storeAttachments, type StoredMessage } from '../ingest/message.js';
-import type { InboundMessage, MessageParser, RawParser } from '../ingest/types.js';
+import type { InboundMessage, MessageJson, MessageParser, RawParser } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
 import type { Authenticator } from './auth.js';
 import { fromParsed, fromRawOnly, type DeliveryFacts } from './message.js';
 import { MAX_HEAD_BYTES, fixHeaderBlock, headerEnd } from './mime.js';
+
+/** A RawParser whose answers are all of one form. */
+type ParserOf<J extends MessageJson> = (...args: Parameters<RawParser>) => Promise<J>;
 
 /** Bytes read from the front of a message for header repair and the raw-text fallback. */
 const HEAD_READ_BYTES = 2 * MAX_HEAD_BYTES;
@@ -95,17 +98,19 @@ export function createRawParser({ hostname, authenticate, logger }: { hostname: 
 export const PARSE_CONCURRENCY = 16;
 
 /** The parser with at most `limit` parses under way; later calls wait their turn in order. */
-export function limitConcurrency(parse: RawParser, limit: number): RawParser {
+export function limitConcurrency<J extends MessageJson>(parse: ParserOf<J>, limit: number): ParserOf<J> {
   let running = 0;
   const waiting: Array<() => void> = [];
   return async (raw, delivery) => {
+    // A finished parse hands its place straight to the next waiting one, so none can slip in between.
     if (running >= limit) await new Promise<void>((r) => waiting.push(r));
-    running++;
+    else running++;
     try {
       return await parse(raw, delivery);
     } finally {
-      running--;
-      waiting.shift()?.();
+      const next = waiting.shift();
+      if (next) next();
+      else running--;
     }
   };
 }
@@ -115,7 +120,7 @@ export function limitConcurrency(parse: RawParser, limit: number): RawParser {
  * parser thread writes them itself, so their bytes never cross threads), and answers with the
  * StoredMessage as JSON text.
  */
-export function storingParser(parse: MessageParser, blobs: Pick<BlobStore, 'putBlob'>): RawParser {
+export function storingParser(parse: MessageParser, blobs: Pick<BlobStore, 'putBlob'>): ParserOf<string> {
   return async (raw, delivery) => {
     const message = await parse(raw, delivery);
     return JSON.stringify({ ...message, attachments: await storeAttachments(message.attachments, blobs) } satisfies StoredMessage);

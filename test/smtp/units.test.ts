@@ -12,6 +12,7 @@ import { cachedQuota, cachedResolver, RECIPIENT_CACHE_MS } from '../../src/smtp/
 import { cachedLookup } from '../../src/smtp/dns.js';
 import { decodeWords, fixHeaderBlock, headersObject } from '../../src/smtp/mime.js';
 import { createParserPool } from '../../src/smtp/parse-pool.js';
+import { limitConcurrency } from '../../src/smtp/parse.js';
 import { receivedHeader } from '../../src/smtp/received.js';
 import { routesElsewhere } from '../../src/smtp/recipients.js';
 import { htmlToText } from '../../src/smtp/text.js';
@@ -142,4 +143,23 @@ test('the parser pool parses in a thread, and a parse that takes too long costs 
   t.teardown(() => impatient.close());
   await t.throwsAsync(impatient.parse(raw, delivery), { message: /parser thread exited/ });
   t.is((JSON.parse(jsonText(await pool.parse(raw, delivery))) as StoredMessage).subject, 'pooled', 'the process and the other pool carry on');
+});
+
+test('limitConcurrency keeps at most `limit` parses under way and runs every call', async (t) => {
+  let running = 0;
+  let peak = 0;
+  const parse = limitConcurrency(async (raw: Buffer | { path: string }) => {
+    running++;
+    peak = Math.max(peak, running);
+    await new Promise((r) => setTimeout(r, 2));
+    running--;
+    return String(raw);
+  }, 3);
+  const delivery = { size: 0, mailFrom: null, recipients: [], remoteAddress: '127.0.0.1', heloName: 'x', tls: false, receivedAt: 0 };
+  const first = Array.from({ length: 5 }, (_, i) => parse(Buffer.from(`m${i}`), delivery));
+  // Calls made while places are being handed over must wait their turn too.
+  await first[0];
+  const more = Array.from({ length: 5 }, (_, i) => parse(Buffer.from(`n${i}`), delivery));
+  t.deepEqual(await Promise.all([...first, ...more]), [0, 1, 2, 3, 4].map((i) => `m${i}`).concat([0, 1, 2, 3, 4].map((i) => `n${i}`)));
+  t.is(peak, 3);
 });
