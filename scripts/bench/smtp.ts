@@ -10,12 +10,13 @@
  * The server's RSS is sampled every 100 ms throughout. Prints one JSON line.
  *
  * Usage: node --import tsx scripts/bench/smtp.ts [--seconds=20] [--attach-seconds=10] [--connections=10] [--big=1]
+ *   (BENCH_NODE_ARGS: node flags for the server, e.g. "--cpu-prof"; BENCH_SERVER_OUT=FILE: append its stdout there)
  *   [--main=FILE] (default: dist/src/main.js when built after the last source change, else src/main.ts through tsx)
  * Bounded: every phase has its duration and every wait a deadline.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { processCpuMs, serverArgs } from './email-bench-server.js';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -65,6 +66,7 @@ function startServer(): Promise<{ child: ChildProcess; httpPort: number; smtpPor
     let smtpPort = 0;
     const timer = setTimeout(() => reject(new Error('server did not start')), 30_000);
     child.stdout!.on('data', (d) => {
+      if (process.env.BENCH_SERVER_OUT) appendFileSync(process.env.BENCH_SERVER_OUT, d);
       buf += d;
       // Only the start-up lines matter; later output is dropped so the pipe never fills.
       if (httpPort && smtpPort) { buf = ''; return; }
@@ -182,9 +184,10 @@ async function main() {
     const lastSubject = `plain ${plain.lastIndex}`;
     const deadline = Date.now() + 60_000;
     let visibleAt = 0;
+    let cpuVisible: ReturnType<typeof processCpuMs> = null;
     while (Date.now() < deadline) {
       const page = await call('GET', '/v1/emails?per_page=100');
-      if (page.body.data.some((e: any) => e.subject === lastSubject)) { visibleAt = performance.now(); break; }
+      if (page.body.data.some((e: any) => e.subject === lastSubject)) { visibleAt = performance.now(); cpuVisible = processCpuMs(pid); break; }
       await new Promise((res) => setTimeout(res, 20));
     }
     let listed = 0;
@@ -228,6 +231,9 @@ async function main() {
         seconds: Math.round(plain.elapsed * 10) / 10, acked: plain.acked, errors: plain.errors, acked_per_s: plain.rate, p50_ms: plain.p50, p99_ms: plain.p99, ...plainCpu,
         last_visible_after_s: visibleAfter === null ? null : Math.round(visibleAfter * 100) / 100,
         end_to_end_per_s: visibleAt ? Math.round(plain.acked / ((visibleAt - plain.started) / 1000)) : null,
+        // All the server's CPU from the first message until the last one was listed (accepting, parsing,
+        // storing, indexing, and the benchmark's own polling reads), per message: less noisy than rates.
+        end_to_end_server_cpu_us_per_msg: cpuBefore && cpuVisible ? Math.round(((cpuVisible.total - cpuBefore.total) * 1000) / Math.max(plain.acked, 1)) : null,
         listed, all_listed: listed >= plain.acked, count_confirmed_after_s: Math.round(((countedAt - plain.lastAck) / 1000) * 100) / 100,
       },
       attach_74kb: attached && { seconds: Math.round(attached.elapsed * 10) / 10, acked: attached.acked, errors: attached.errors, acked_per_s: attached.rate, p50_ms: attached.p50, p99_ms: attached.p99 },

@@ -5,6 +5,7 @@ import * as m003 from './003_events.js';
 import * as m004 from './004_mailboxes_extra.js';
 import * as m005 from './005_emails.js';
 import * as m006 from './006_webhooks.js';
+import * as m007 from './007_inbound_queue_cover.js';
 
 /**
  * Every migration, by name; names sort in the order they run. A capability adds its own numbered
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '004_mailboxes_extra': m004,
   '005_emails': m005,
   '006_webhooks': m006,
+  '007_inbound_queue_cover': m007,
 };
