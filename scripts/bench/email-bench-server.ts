@@ -104,6 +104,19 @@ function builtIsCurrent(): boolean {
   return newest(join(ROOT, 'dist', 'src')) >= newest(join(ROOT, 'src'));
 }
 
-/** The server's node arguments: `main` when given, else the build when it is current, else the sources through tsx. */
+/**
+ * The node flags `npm start` gives the server (package.json `scripts.start`, `node <flags> dist/src/main.js`;
+ * the Dockerfile's CMD carries the same ones): the benchmarks measure the server as it is deployed.
+ */
+export function startFlags(): string[] {
+  const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
+  const words = start.trim().split(/\s+/);
+  return words[0] === 'node' ? words.slice(1, -1) : [];
+}
+
+/**
+ * The server's node arguments: npm start's flags, then `main` when given, else the build when it
+ * is current, else the sources through tsx.
+ */
 export const serverArgs = (main?: string): string[] =>
-  main ? [main] : builtIsCurrent() ? [BUILT_MAIN] : ['--import', 'tsx', 'src/main.ts'];
+  [...startFlags(), ...(main ? [main] : builtIsCurrent() ? [BUILT_MAIN] : ['--import', 'tsx', 'src/main.ts'])];

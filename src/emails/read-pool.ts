@@ -166,7 +166,9 @@ export function createReadPool(opts: {
       const now = Date.now();
       if (now - windowStart >= 1000) { windowStart = now; windowReads = 0; }
       windowReads++;
-      if (slots.length < opts.threads && windowReads > startRate && now >= pausedUntil) slots.push(spawn());
+      // A further thread only for reads that overlap: one client paging through mail one request at a
+      // time keeps a single thread (and the memory of one isolate and page cache).
+      if (slots.length < opts.threads && windowReads > startRate && now >= pausedUntil && slots.every((s) => s.pending.size > 0)) slots.push(spawn());
       let best: Slot | null = null;
       for (const s of slots) if (s.ready && (!best || s.pending.size < best.pending.size)) best = s;
       if (!best) return null;

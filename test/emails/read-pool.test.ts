@@ -96,3 +96,26 @@ test('reads slower than the start rate stay on the main thread; a faster stream 
   t.is(pool.run(job), null, 'the sixth starts a thread and is still read by the caller');
   t.is(pool.threads(), 1);
 });
+
+test('one read at a time keeps one reader thread; overlapping reads start the next', async (t) => {
+  const app = await startTestApp(t);
+  const box = await makeInbox(app, { count: 1 });
+  await deliver(app, box.key, box.mailboxes[0].address, { received_at: at(1), subject: 'hello' });
+  await waitForEmails(app, box.key, 1);
+  const file = databaseFile(app.dataDir);
+  const here = createEmailReads(openReader(file));
+  const pool = createReadPool({ file, threads: 2, startRate: 0, inline: (job) => runReadJob(here, job) });
+  t.teardown(() => pool.close());
+  const tenantId = (await app.app.tenants.authenticate(box.key))!.tenantId;
+  const job: ReadJob = { op: 'list', query: { filter: { tenantId }, match: null, pos: null, perPage: 5 } };
+  t.is(pool.run(job), null);
+  for (const deadline = Date.now() + 30_000; pool.ready() === 0;) {
+    if (Date.now() > deadline) throw new Error('reader thread did not start');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  for (let i = 0; i < 50; i++) t.is(await pool.run(job), runReadJob(here, job));
+  t.is(pool.threads(), 1, 'fifty reads one after another: still one thread');
+  const together = [pool.run(job), pool.run(job)];
+  t.is(pool.threads(), 2, 'a read while another is under way starts the second');
+  t.deepEqual(await Promise.all(together), [runReadJob(here, job), runReadJob(here, job)]);
+});

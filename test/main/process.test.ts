@@ -1,5 +1,6 @@
 import test from 'ava';
 import { once } from 'node:events';
+import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tempDir } from '../helpers/app.js';
 import { runCli, startServerProcess } from '../helpers/process.js';
@@ -49,4 +50,14 @@ test('SIGINT stops it gracefully too', async (t) => {
 test('a bad configuration value stops the process with a message naming the variable', async (t) => {
   const err = await t.throwsAsync(startServerProcess(tempDir(t), { MAILSTEAD_HTTP_PORT: 'eighty' }));
   t.regex(err!.message, /MAILSTEAD_HTTP_PORT/);
+});
+
+test('npm start and the Docker image run the server with the same node flags', (t) => {
+  const root = new URL('../../', import.meta.url);
+  const start = (JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
+  const cmd = /^CMD (\[.*\])$/m.exec(readFileSync(new URL('Dockerfile', root), 'utf8'));
+  t.truthy(cmd, 'the Dockerfile has an exec-form CMD');
+  const docker = JSON.parse(cmd![1]) as string[];
+  t.deepEqual(docker, start);
+  t.is(start.at(-1), 'dist/src/main.js');
 });
