@@ -29,6 +29,5 @@ EXPOSE 8080 2525
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.MAILSTEAD_HTTP_PORT||8080)+'/api/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 STOPSIGNAL SIGTERM
-# The same node flags as `npm start` (package.json): a young generation of 4 MB per semi-space keeps
-# the main thread ~45 MB smaller under load, at no measured cost (docs/PERFORMANCE.md).
-CMD ["node", "--max-semi-space-size=4", "dist/src/main.js"]
+# The same command as `npm start` (package.json; a test keeps them equal).
+CMD ["node", "dist/src/main.js"]
