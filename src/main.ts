@@ -1,14 +1,11 @@
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { createLogger } from './logger.js';
-import { tuneHeapGrowth } from './threads/heap-growth.js';
 
 const SHUTDOWN_DEADLINE_MS = 9_500;
 
 /** Loads the configuration, starts the appliance, stops it gracefully on SIGTERM or SIGINT and reloads TLS on SIGHUP. */
 async function main(): Promise<void> {
-  // Before any worker thread starts (heap-growth.ts).
-  tuneHeapGrowth();
   let config;
   try {
     config = loadConfig();

@@ -3,15 +3,17 @@ import type { Clock } from '../clock.js';
 import type { MarkerCell } from '../emails/markers.js';
 import type { Logger } from '../logger.js';
 import { threadEntry } from '../threads/entry.js';
+import { INGEST_THREAD_OLD_MB } from '../threads/heap-growth.js';
 import type { QueuedHint } from '../webhooks/events.js';
 import type { AcceptJob, AcceptOutcome, StoreInput, StoreResult } from './commits.js';
 import type { StorageReply, StorageRequest, StorageThreadData } from './storage-protocol.js';
 
 /**
  * Heap limits of the storage thread: a batch holds at most BATCH_BYTES of messages plus their
- * index text; a small young generation keeps its resident memory down.
+ * index text, and the old-space limit is sized for V8's growing factor (heap-growth.ts); a small
+ * young generation keeps its resident memory down.
  */
-const STORAGE_HEAP = { maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 8 };
+const STORAGE_HEAP = { maxOldGenerationSizeMb: INGEST_THREAD_OLD_MB, maxYoungGenerationSizeMb: 8 };
 
 /**
  * The raw messages of a group that can be moved to the thread instead of copied: those that are the

@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { MessageJson, RawDelivery, RawParser } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
 import { threadEntry } from '../threads/entry.js';
+import { INGEST_THREAD_OLD_MB } from '../threads/heap-growth.js';
 import { idleTimer } from '../threads/idle.js';
 
 /** What a parser thread is started with. */
@@ -58,10 +59,10 @@ interface Slot {
 }
 
 /**
- * Heap limits of a parser thread: old space for a 25 MB message's decoded text several times over,
- * a small young generation (V8 would otherwise grow it to tens of MB per thread under load).
+ * Heap limits of a parser thread: old space sized for V8's growing factor (heap-growth.ts), a small
+ * young generation (V8 would otherwise grow it to tens of MB per thread under load).
  */
-const PARSER_HEAP = { maxOldGenerationSizeMb: 384, maxYoungGenerationSizeMb: 16 };
+const PARSER_HEAP = { maxOldGenerationSizeMb: INGEST_THREAD_OLD_MB, maxYoungGenerationSizeMb: 16 };
 
 /**
  * A RawParser that runs mailparser and mailauth in worker threads, so parsing (the bulk of the

@@ -1,23 +1,18 @@
-import { setFlagsFromString } from 'node:v8';
-
 /**
- * How far (in percent) V8 lets an old generation grow past what survived its last full GC.
+ * The old-generation limit (`resourceLimits.maxOldGenerationSizeMb`) of the threads on the ingest
+ * path, the parser and the storage thread.
  *
- * Our worker threads have heap limits (`resourceLimits`, a few hundred MB, so one hostile message
- * can only take down its thread). V8 derives its growing factor from that limit: under 2 GB it is
- * 1.3 to 2, so a parser thread whose old generation holds ~15 MB of modules ran a full mark-compact
- * every few MB of promoted objects (106 of them in one SMTP benchmark run, against 4 without the
- * limit). Measured on the parser alone: ~30 % more CPU per message than the same thread without the
- * limit. A fixed factor of 2 keeps the limits and brings the full GCs down to a few; the price is
- * an old generation up to twice its live size between collections (measured: RSS +0 to 25 MB).
+ * V8 derives its old-generation growing factor from that limit: 4 from 2 GB up, but below it
+ * 1.3 + 0.7 x (limit - 256 MB) / (2,048 - 256 MB) on 64-bit (1.35 for the 384 MB the parser had).
+ * With ~15 MB of modules live, the parser thread then ran a full mark-compact every few MB of
+ * promoted objects: 106 in one SMTP benchmark run, ~30 % more CPU per parsed message than without
+ * the limit (docs/PERFORMANCE.md, session 5). Just under 2 GB the factor is ~2: 1.3 full GCs per
+ * 1,000 messages instead of 3.2, an old generation at most about twice its live size between them.
+ * Setting the factor for the whole process instead (`--heap-growing-percent`) also changed the main
+ * thread's, and its first-page read latency got worse.
+ *
+ * The limit still ends a thread that runs away (its requests fail and are retried, the server
+ * goes on); what a parse can use is bounded well below it by the 25 MB SIZE limit and mailparser's
+ * node limit, what a storage batch can use by BATCH_BYTES.
  */
-export const HEAP_GROWING_PERCENT = 100;
-
-/**
- * Sets the growing factor for every isolate of the process, the worker threads started after this
- * call included. V8 reads the flag at each collection; a Node version that ignores it only loses
- * the tuning.
- */
-export function tuneHeapGrowth(): void {
-  setFlagsFromString(`--heap-growing-percent=${HEAP_GROWING_PERCENT}`);
-}
+export const INGEST_THREAD_OLD_MB = 2000;
