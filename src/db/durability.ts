@@ -64,5 +64,10 @@ export function walSyncer(walFile: string) {
       fd ??= openSync(walFile, 'r');
       fdatasyncSync(fd);
     },
+    /** Closes the file: descriptors belong to the process and outlive the thread that opened them. */
+    close(): void {
+      if (fd !== null) closeSync(fd);
+      fd = null;
+    },
   };
 }

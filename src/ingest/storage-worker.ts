@@ -45,6 +45,7 @@ async function handle(req: StorageRequest): Promise<StorageReply> {
     }
     case 'close':
       await db.destroy();
+      wal.close();
       return { id: req.id, ok: true, hints: [] };
   }
 }
