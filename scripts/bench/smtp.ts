@@ -9,7 +9,9 @@
  * 3. One message just under 25 MB: RSS growth of the server while it is received.
  * The server's RSS is sampled every 100 ms throughout. Prints one JSON line.
  *
- * Usage: node --import tsx scripts/bench/smtp.ts [--seconds=20] [--attach-seconds=10] [--connections=10] [--big=1]
+ * Usage: node --import tsx scripts/bench/smtp.ts [--seconds=20] [--attach-seconds=10] [--connections=10] [--big=1] [--client=lean|nodemailer]
+ *   (--client: the senders of phases 1 and 2: smtp-client.ts, the same dialogue as nodemailer's
+ *   SMTPConnection without its per-byte data loop (default), or SMTPConnection itself)
  *   (BENCH_NODE_ARGS: node flags for the server, e.g. "--cpu-prof"; BENCH_SERVER_OUT=FILE: append its stdout there)
  *   [--main=FILE] (default: dist/src/main.js when built after the last source change, else src/main.ts through tsx)
  * Bounded: every phase has its duration and every wait a deadline.
@@ -23,12 +25,15 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { quietDns } from '../../test/helpers/dns.js';
+import { LeanSmtpClient } from './smtp-client.js';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string' }, 'attach-seconds': { type: 'string' }, connections: { type: 'string' }, big: { type: 'string' }, main: { type: 'string' } } });
+const { values } = parseArgs({ options: { seconds: { type: 'string' }, 'attach-seconds': { type: 'string' }, connections: { type: 'string' }, big: { type: 'string' }, main: { type: 'string' }, client: { type: 'string' } } });
 const SECONDS = Number(values.seconds ?? 20);
 const ATTACH_SECONDS = Number(values['attach-seconds'] ?? 10);
 const CONNECTIONS = Number(values.connections ?? 10);
 const BIG = (values.big ?? '1') !== '0';
+const CLIENT = values.client ?? 'lean';
+if (CLIENT !== 'lean' && CLIENT !== 'nodemailer') throw new Error('--client is lean or nodemailer');
 // The server: the build (`npm run build`: dist/src/main.js, what `npm start` runs, with parser threads)
 // when there is one, else the sources through tsx (in-process parsing); --main=FILE picks another.
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -113,6 +118,21 @@ const send = (c: SMTPConnection, raw: string | Buffer) => new Promise<void>((res
   c.send({ from: 'sender@client.example', to: [RCPT] }, raw, (err) => (err ? rej(err) : res()));
 });
 
+/** A sender of the load phases: one session, messages one after the other. */
+interface Sender {
+  send(raw: string): Promise<void>;
+  quit(): void;
+}
+
+async function sender(port: number): Promise<Sender> {
+  if (CLIENT === 'lean') {
+    const c = await LeanSmtpClient.open(port, 'client.example');
+    return { send: (raw) => c.send('sender@client.example', RCPT, Buffer.from(raw, 'latin1')), quit: () => c.quit() };
+  }
+  const c = await client(port);
+  return { send: (raw) => send(c, raw), quit: () => c.quit() };
+}
+
 /** CONNECTIONS senders back to back for `seconds`; returns counts and latencies. */
 async function load(port: number, seconds: number, tag: string, attachment: string | null) {
   const latencies: number[] = [];
@@ -123,12 +143,12 @@ async function load(port: number, seconds: number, tag: string, attachment: stri
   let lastAck = started;
   let lastIndex = -1;
   await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
-    const c = await client(port);
+    const c = await sender(port);
     while (performance.now() < end) {
       const i = n++;
       const t0 = performance.now();
       try {
-        await send(c, message(i, tag, attachment));
+        await c.send(message(i, tag, attachment));
         const t1 = performance.now();
         latencies.push(t1 - t0);
         if (t1 >= lastAck) { lastAck = t1; lastIndex = i; }
@@ -227,6 +247,7 @@ async function main() {
       bench: 'smtp',
       server: MAIN.join(' '),
       connections: CONNECTIONS,
+      client: CLIENT,
       plain_5kb: {
         seconds: Math.round(plain.elapsed * 10) / 10, acked: plain.acked, errors: plain.errors, acked_per_s: plain.rate, p50_ms: plain.p50, p99_ms: plain.p99, ...plainCpu,
         last_visible_after_s: visibleAfter === null ? null : Math.round(visibleAfter * 100) / 100,
