@@ -7,7 +7,7 @@ import { ingestRoutes } from './routes.js';
 import { createIngestStore } from './store.js';
 import { createStorageThread } from './storage-thread.js';
 import { createOrphanSweep } from './sweep.js';
-import type { Ingest, RawParser, RecipientResolver } from './types.js';
+import type { Ingest, QueuedRawParser, RawParser, RecipientResolver } from './types.js';
 import { createIngestWorker } from './worker.js';
 
 /** Cron job name of the hourly sweep of files no row names. */
@@ -22,18 +22,19 @@ export function createIngest(core: Core, deps: { resolve: RecipientResolver; eve
   const store = createIngestStore();
   const blobs = createBlobStore(core.config.dataDir, () => core.clock.now());
   let parser: RawParser | null = null;
+  let queuedParser: QueuedRawParser | null = null;
   const thread = createStorageThread({
     dataDir: core.config.dataDir, markerCell: deps.markers.cell, clock: core.clock, logger: core.logger, onHints: (h) => deps.events.notify(h),
     // The thread shares the update-marker cell, so the largest stored marker is loaded first.
     beforeStart: () => deps.markers.ready(core.db),
   });
-  const worker = createIngestWorker({ db: core.db, store, blobs, thread, clock: core.clock, logger: core.logger, parser: () => parser });
+  const worker = createIngestWorker({ db: core.db, store, blobs, thread, clock: core.clock, logger: core.logger, parser: () => parser, queuedParser: () => queuedParser });
   const acceptor = createAcceptor({ db: core.db, store, blobs, resolve: deps.resolve, thread, onCommitted: () => worker.accepted() });
   const ingest: Ingest = {
     acceptMessage: acceptor.acceptMessage,
     acceptRaw: acceptor.acceptRaw,
     overQuota: acceptor.overQuota,
-    setRawParser(p: RawParser) { parser = p; worker.wake(); },
+    setRawParser(p: RawParser, queued?: QueuedRawParser) { parser = p; queuedParser = queued ?? null; worker.wake(); },
   };
   ingestRoutes({ registry: core.registry, ingest });
   const sweepOrphans = createOrphanSweep({ db: core.db, store, blobs, clock: core.clock, logger: core.logger });

@@ -58,6 +58,10 @@ export function createIngestStore() {
       db.selectFrom('inbound').select(['id', 'kind', 'size', 'attempts']).where('status', '=', 'queued').where('id', '>', after)
         .orderBy('id').limit(limit).execute(),
 
+    /** Rows of the inbound queue without their raw bytes (a parser thread reads those itself). */
+    loadWithoutRaw: (db: Db, ids: number[]) =>
+      db.selectFrom('inbound').select(['id', 'kind', 'status', 'message', 'targets', 'raw_path', 'size', 'attempts']).where('id', 'in', ids).orderBy('id').execute(),
+
     /** Full rows of the inbound queue. */
     load: (db: Db, ids: number[]) =>
       db.selectFrom('inbound').selectAll().where('id', 'in', ids).orderBy('id').execute(),

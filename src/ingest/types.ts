@@ -89,6 +89,12 @@ export type MessageJson = string | Uint8Array;
  */
 export type RawParser = (raw: Buffer | { path: string }, delivery: Omit<RawDelivery, 'raw'>) => Promise<MessageJson>;
 
+/**
+ * A RawParser for raw bytes still in their queue row, which it reads itself (parser threads have a
+ * read-only connection of their own), so the thread that serves SMTP and HTTP never loads them.
+ */
+export type QueuedRawParser = (inboundId: number, delivery: Omit<RawDelivery, 'raw'>) => Promise<MessageJson>;
+
 /** The one ingestion path, as the inbound paths use it. */
 export interface Ingest {
   /**
@@ -99,7 +105,7 @@ export interface Ingest {
   /** SMTP path: commits the raw bytes and envelope durably and resolves; parsing and storage follow in the worker. */
   acceptRaw(delivery: RawDelivery): Promise<void>;
   /** Registers the parser the worker uses for raw SMTP messages. */
-  setRawParser(parser: RawParser): void;
+  setRawParser(parser: RawParser, queued?: QueuedRawParser): void;
   /**
    * The mailboxes among `mailboxIds` whose quota (`quota_mb`, 0 = unlimited) has no room for
    * `size` more bytes (default 1: already full). SMTP answers 452 4.2.2 at RCPT for these, or 552

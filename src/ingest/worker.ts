@@ -6,7 +6,7 @@ import type { Failure, ParsedRaw } from './commits.js';
 import type { Envelope, Target } from './message.js';
 import type { StorageThread } from './storage-thread.js';
 import type { IngestStore } from './store.js';
-import type { RawParser } from './types.js';
+import type { QueuedRawParser, RawParser } from './types.js';
 
 /** Rows per batch transaction when no mail is arriving: large batches share the FTS5 and commit cost. */
 export const BATCH_ROWS = 256;
@@ -24,7 +24,7 @@ const POLL_MS = 1000;
 /** Longest pause between batches while mail arrives (a slow parse must not stall storage). */
 const MAX_PAUSE_MS = 100;
 
-type InboundRow = Awaited<ReturnType<IngestStore['load']>>[number];
+type InboundRow = Awaited<ReturnType<IngestStore['loadWithoutRaw']>>[number] & { raw?: Buffer | null };
 
 /**
  * The ingest processor: takes queued inbound rows in batches, parses raw SMTP mail with the
@@ -35,6 +35,8 @@ type InboundRow = Awaited<ReturnType<IngestStore['load']>>[number];
  */
 export function createIngestWorker(deps: {
   db: Db; store: IngestStore; blobs: BlobStore; thread: StorageThread; clock: Clock; logger: Logger; parser: () => RawParser | null;
+  /** Set when the parser reads raw bytes from their queue row itself: the rows are then loaded without them. */
+  queuedParser?: () => QueuedRawParser | null;
 }) {
   const { db, store, blobs, clock, logger } = deps;
   const log = logger.child({ component: 'ingest' });
@@ -54,7 +56,11 @@ export function createIngestWorker(deps: {
     const { recipients: _addresses, ...rest } = envelope;
     const recipients = targets.map((t) => ({ address: t.address, resolution: { kind: 'deliver' as const, tenantId: t.tenantId, mailboxIds: t.mailboxIds, forwards: t.forwards } }));
     const delivery = { ...rest, recipients };
-    const messageJson = await parse(row.raw ?? { path: row.raw_path! }, delivery);
+    const queued = deps.queuedParser?.() ?? null;
+    const messageJson = row.raw_path ? await parse({ path: row.raw_path }, delivery)
+      : row.raw ? await parse(row.raw, delivery)
+      : queued ? await queued(row.id, delivery)
+      : await parse((await store.load(db, [row.id]))[0]?.raw ?? Buffer.alloc(0), delivery);
     return { id: row.id, targets, messageJson, mailFrom: envelope.mailFrom, size: row.size, rawPath: row.raw_path };
   }
 
@@ -103,7 +109,8 @@ export function createIngestWorker(deps: {
       // API rows are read and stored by the storage thread; raw SMTP mail is parsed here first.
       const smtpIds = picked.filter((id) => kinds.get(id) === 'smtp');
       const apiIds = picked.filter((id) => kinds.get(id) === 'api');
-      const rows = smtpIds.length ? await store.load(db, smtpIds) : [];
+      // A parser that reads queue rows itself gets ids; the raw bytes then never pass through this thread.
+      const rows: InboundRow[] = smtpIds.length === 0 ? [] : deps.queuedParser?.() ? await store.loadWithoutRaw(db, smtpIds) : await store.load(db, smtpIds);
       const prepared: ParsedRaw[] = [];
       const failed: Failure[] = [];
       // The whole batch is asked for at once: the parser sets its own concurrency (parse.ts), and

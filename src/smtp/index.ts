@@ -2,8 +2,9 @@ import { readdir, unlink } from 'node:fs/promises';
 import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Core } from '../core.js';
+import { databaseFile } from '../db/connection.js';
 import { createBlobStore } from '../ingest/blobs.js';
-import type { Ingest, RawParser, RecipientResolver } from '../ingest/types.js';
+import type { Ingest, QueuedRawParser, RawParser, RecipientResolver } from '../ingest/types.js';
 import { createAuthenticator } from './auth.js';
 import { cachedQuota, cachedResolver } from './cache.js';
 import { createRawParser, limitConcurrency, PARSE_CONCURRENCY, storingParser } from './parse.js';
@@ -28,10 +29,10 @@ function defaultParserThreads(): number {
 }
 
 /** The RawParser: a pool of `threads` parser threads, or in-process parsing when 0. */
-function createParsing(core: Core, threads: number): { parse: RawParser; close(): Promise<void> } {
+function createParsing(core: Core, threads: number): { parse: RawParser; parseQueued?: QueuedRawParser; close(): Promise<void> } {
   const { config, logger } = core;
   if (threads > 0) {
-    return createParserPool({ dataDir: config.dataDir, hostname: config.hostname, dnsServers: [...config.dnsServers], logLevel: config.logLevel, logger, threads, timeoutMs: 120_000, idleMs: 10_000 });
+    return createParserPool({ dataDir: config.dataDir, databaseFile: databaseFile(config.dataDir), hostname: config.hostname, dnsServers: [...config.dnsServers], logLevel: config.logLevel, logger, threads, timeoutMs: 120_000, idleMs: 10_000 });
   }
   const authenticate = createAuthenticator({ hostname: config.hostname, dnsServers: config.dnsServers, logger });
   const parse = limitConcurrency(storingParser(createRawParser({ hostname: config.hostname, authenticate, logger }), createBlobStore(config.dataDir, () => core.clock.now())), PARSE_CONCURRENCY);
@@ -47,7 +48,7 @@ export function installSmtp(core: Core, deps: SmtpDeps, options: { limits?: Part
   const { config, logger, clock } = core;
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const parsing = createParsing(core, options.parserThreads ?? defaultParserThreads());
-  deps.ingest.setRawParser(parsing.parse);
+  deps.ingest.setRawParser(parsing.parse, parsing.parseQueued);
   const quota = cachedQuota((ids, incoming) => deps.ingest.overQuota(ids, Math.max(1, incoming)), clock, limits.maxSize);
   const checkRecipient = createRecipientCheck({ resolve: cachedResolver(deps.resolve, clock), quota, maxRecipients: limits.maxRecipients });
   const listener = createSmtpListener({ config, logger, clock, checkRecipient, accept: (d) => deps.ingest.acceptRaw(d), overQuota: quota, limits });

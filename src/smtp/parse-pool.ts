@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads';
-import type { MessageJson, RawDelivery, RawParser } from '../ingest/types.js';
+import type { MessageJson, QueuedRawParser, RawDelivery, RawParser } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
 import { threadEntry } from '../threads/entry.js';
 import { INGEST_THREAD_OLD_MB } from '../threads/heap-growth.js';
@@ -9,15 +9,17 @@ import { idleTimer } from '../threads/idle.js';
 export interface ParserThreadOptions {
   /** Where attachment blobs are written (the thread makes them durable itself). */
   dataDir: string;
+  /** The database, whose queued raw bytes the thread reads itself (read-only). */
+  databaseFile: string;
   hostname: string;
   dnsServers: string[];
   logLevel: string;
 }
 
-/** A request to a parser thread: small messages travel as bytes, spooled ones by path. */
+/** A request to a parser thread: bytes, a spooled file's path, or the queue row the thread reads them from. */
 export interface ParseRequest {
   id: number;
-  raw: { bytes: Uint8Array } | { path: string };
+  raw: { bytes: Uint8Array } | { path: string } | { inbound: number };
   delivery: Omit<RawDelivery, 'raw'>;
 }
 
@@ -72,7 +74,7 @@ const PARSER_HEAP = { maxOldGenerationSizeMb: INGEST_THREAD_OLD_MB, maxYoungGene
  */
 export function createParserPool(opts: ParserPoolOptions) {
   const entry = threadEntry(import.meta.url, 'parse-worker');
-  const workerData: ParserThreadOptions = { dataDir: opts.dataDir, hostname: opts.hostname, dnsServers: opts.dnsServers, logLevel: opts.logLevel };
+  const workerData: ParserThreadOptions = { dataDir: opts.dataDir, databaseFile: opts.databaseFile, hostname: opts.hostname, dnsServers: opts.dnsServers, logLevel: opts.logLevel };
   let slots: Slot[] = [];
   let seq = 0;
   const idle = idleTimer(opts.idleMs, () => slots.some((s) => s.pending.size > 0), () => {
@@ -118,7 +120,7 @@ export function createParserPool(opts: ParserPoolOptions) {
     return slots.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
   }
 
-  const parse: RawParser = (raw, delivery) => new Promise<MessageJson>((resolve, reject) => {
+  const request = (raw: Buffer | ParseRequest['raw'], delivery: Omit<RawDelivery, 'raw'>) => new Promise<MessageJson>((resolve, reject) => {
     if (closed) return reject(new Error('parser pool closed'));
     idle.cancel();
     const slot = pick();
@@ -135,9 +137,11 @@ export function createParserPool(opts: ParserPoolOptions) {
       slot.outbox.push({ id, raw: { bytes }, delivery });
       slot.transfer.push(bytes.buffer);
     } else {
-      slot.outbox.push({ id, raw: { path: raw.path }, delivery });
+      slot.outbox.push({ id, raw, delivery });
     }
   });
+  const parse: RawParser = (raw, delivery) => request(Buffer.isBuffer(raw) ? raw : { path: raw.path }, delivery);
+  const parseQueued: QueuedRawParser = (inboundId, delivery) => request({ inbound: inboundId }, delivery);
 
   function post(slot: Slot): void {
     const { outbox, transfer } = slot;
@@ -148,6 +152,7 @@ export function createParserPool(opts: ParserPoolOptions) {
 
   return {
     parse,
+    parseQueued,
     /** Threads running now. */
     threads: () => slots.length,
     /** Stops every thread; parses still waiting are rejected. */

@@ -1,9 +1,10 @@
 import { parentPort, workerData } from 'node:worker_threads';
+import BetterSqlite3 from 'better-sqlite3';
 import { createLogger } from '../logger.js';
 import { createAuthenticator } from './auth.js';
 import { createBlobStore } from '../ingest/blobs.js';
 import { createRawParser, limitConcurrency, storingParser, PARSE_CONCURRENCY } from './parse.js';
-import type { ParseReplies, ParseReply, ParseRequests, ParserThreadOptions } from './parse-pool.js';
+import type { ParseReplies, ParseReply, ParseRequest, ParseRequests, ParserThreadOptions } from './parse-pool.js';
 
 // One parser thread: mailparser and mailauth run here, off the event loop that serves SMTP and
 // HTTP. A message that hangs or exhausts memory takes down this thread, never the server.
@@ -51,10 +52,35 @@ function reply(d: Done): void {
   else timer ??= setTimeout(flush, REPLY_DELAY_MS);
 }
 
+/** The queue's raw bytes are read here, so they never pass through the thread that serves SMTP and HTTP. */
+let selectRaw: BetterSqlite3.Statement | null = null;
+function queuedRaw(inboundId: number): Buffer {
+  if (!selectRaw) {
+    const db = new BetterSqlite3(options.databaseFile, { readonly: true, fileMustExist: true });
+    db.pragma('busy_timeout = 10000');
+    selectRaw = db.prepare('select raw from inbound where id = ?');
+  }
+  const row = selectRaw.get(inboundId) as { raw: Buffer | null } | undefined;
+  if (!row?.raw) throw new Error(`inbound row ${inboundId} has no raw bytes`);
+  return row.raw;
+}
+
+function rawOf(req: ParseRequest): Buffer | { path: string } {
+  if ('path' in req.raw) return { path: req.raw.path };
+  if ('inbound' in req.raw) return queuedRaw(req.raw.inbound);
+  return Buffer.from(req.raw.bytes.buffer, req.raw.bytes.byteOffset, req.raw.bytes.byteLength);
+}
+
 parentPort!.on('message', (requests: ParseRequests) => {
   for (const req of requests) {
     running++;
-    const raw = 'path' in req.raw ? { path: req.raw.path } : Buffer.from(req.raw.bytes.buffer, req.raw.bytes.byteOffset, req.raw.bytes.byteLength);
+    let raw: Buffer | { path: string };
+    try {
+      raw = rawOf(req);
+    } catch (err) {
+      reply({ id: req.id, ok: false, error: (err as Error)?.message ?? String(err) });
+      continue;
+    }
     parse(raw, req.delivery).then(
       (json) => reply({ id: req.id, ok: true, json }),
       (err: Error) => reply({ id: req.id, ok: false, error: err?.message ?? String(err) }),

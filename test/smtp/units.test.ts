@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { quietDns } from '../helpers/dns.js';
 import { manualClock } from '../../src/clock.js';
+import { databaseFile, openDatabase } from '../../src/db/connection.js';
 import { createBlobStore } from '../../src/ingest/blobs.js';
 import type { StoredMessage } from '../../src/ingest/message.js';
 import type { MessageJson, Resolution } from '../../src/ingest/types.js';
@@ -127,7 +128,7 @@ test('the parser pool parses in a thread, and a parse that takes too long costs 
   const raw = Buffer.from('From: A <a@example.org>\r\nSubject: pooled\r\nMessage-ID: <p@example.org>\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nhello\r\n--b\r\nContent-Type: application/octet-stream; name=x.bin\r\nContent-Transfer-Encoding: base64\r\n\r\nAAECAw==\r\n--b--\r\n');
   const dataDir = mkdtempSync(join(tmpdir(), 'mailstead-parse-pool-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const pool = createParserPool({ dataDir, hostname: 'mx.test', dnsServers: [await quietDns()], logLevel: 'silent', logger, threads: 1, timeoutMs: 30_000, idleMs: 1_000 });
+  const pool = createParserPool({ dataDir, databaseFile: join(dataDir, 'mailstead.db'), hostname: 'mx.test', dnsServers: [await quietDns()], logLevel: 'silent', logger, threads: 1, timeoutMs: 30_000, idleMs: 1_000 });
   t.teardown(() => pool.close());
   const m = JSON.parse(jsonText(await pool.parse(raw, delivery))) as StoredMessage;
   t.is(m.subject, 'pooled');
@@ -139,10 +140,32 @@ test('the parser pool parses in a thread, and a parse that takes too long costs 
   const many = await Promise.all(subjects.map((s) => pool.parse(Buffer.from(raw.toString().replace('Subject: pooled', `Subject: ${s}`)), delivery)));
   t.deepEqual(many.map((j) => (JSON.parse(jsonText(j)) as StoredMessage).subject), subjects);
 
-  const impatient = createParserPool({ dataDir, hostname: 'mx.test', dnsServers: ['127.0.0.1:1'], logLevel: 'silent', logger, threads: 1, timeoutMs: 1, idleMs: 1_000 });
+  const impatient = createParserPool({ dataDir, databaseFile: join(dataDir, 'mailstead.db'), hostname: 'mx.test', dnsServers: ['127.0.0.1:1'], logLevel: 'silent', logger, threads: 1, timeoutMs: 1, idleMs: 1_000 });
   t.teardown(() => impatient.close());
   await t.throwsAsync(impatient.parse(raw, delivery), { message: /parser thread exited/ });
   t.is((JSON.parse(jsonText(await pool.parse(raw, delivery))) as StoredMessage).subject, 'pooled', 'the process and the other pool carry on');
+});
+
+test('a parser thread reads queued raw bytes from their row itself, and a row without them fails only its parse', async (t) => {
+  const dataDir = mkdtempSync(join(tmpdir(), 'mailstead-parse-queued-'));
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
+  const database = await openDatabase(dataDir);
+  t.teardown(() => database.close());
+  const insert = database.sqlite.prepare("insert into inbound (kind, message, targets, raw, raw_path, size, created_at) values ('smtp', '{}', '[]', ?, null, 0, 0)");
+  const raw = Buffer.from('From: Q <q@example.org>\r\nSubject: from the row\r\nMessage-ID: <q@example.org>\r\n\r\nqueued body\r\n');
+  const id = Number(insert.run(raw).lastInsertRowid);
+  const empty = Number(insert.run(null).lastInsertRowid);
+  const pool = createParserPool({ dataDir, databaseFile: databaseFile(dataDir), hostname: 'mx.test', dnsServers: [await quietDns()], logLevel: 'silent', logger: createLogger('silent'), threads: 1, timeoutMs: 30_000, idleMs: 1_000 });
+  t.teardown(() => pool.close());
+  const delivery = { size: raw.length, mailFrom: 'q@example.org', recipients: [], remoteAddress: '127.0.0.1', heloName: 'client.example', tls: false, receivedAt: 0 };
+  const [stored, missing] = await Promise.allSettled([pool.parseQueued(id, delivery), pool.parseQueued(empty, delivery)]);
+  t.is(stored.status, 'fulfilled');
+  const m = JSON.parse(jsonText((stored as PromiseFulfilledResult<MessageJson>).value)) as StoredMessage;
+  t.is(m.subject, 'from the row');
+  t.is(m.bodyText.trim(), 'queued body');
+  t.is(missing.status, 'rejected');
+  t.regex(String((missing as PromiseRejectedResult).reason), new RegExp(`inbound row ${empty} has no raw bytes`));
+  t.is(pool.threads(), 1, 'the thread carries on');
 });
 
 test('limitConcurrency keeps at most `limit` parses under way and runs every call', async (t) => {
