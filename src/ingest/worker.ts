@@ -56,11 +56,13 @@ export function createIngestWorker(deps: {
     const { recipients: _addresses, ...rest } = envelope;
     const recipients = targets.map((t) => ({ address: t.address, resolution: { kind: 'deliver' as const, tenantId: t.tenantId, mailboxIds: t.mailboxIds, forwards: t.forwards } }));
     const delivery = { ...rest, recipients };
+    // Rows are loaded without their raw bytes when the parser reads them itself (prepareBatch).
     const queued = deps.queuedParser?.() ?? null;
-    const messageJson = row.raw_path ? await parse({ path: row.raw_path }, delivery)
-      : row.raw ? await parse(row.raw, delivery)
-      : queued ? await queued(row.id, delivery)
-      : await parse((await store.load(db, [row.id]))[0]?.raw ?? Buffer.alloc(0), delivery);
+    let messageJson;
+    if (row.raw_path) messageJson = await parse({ path: row.raw_path }, delivery);
+    else if (row.raw) messageJson = await parse(row.raw, delivery);
+    else if (queued) messageJson = await queued(row.id, delivery);
+    else throw new Error(`inbound row ${row.id} has no raw bytes`);
     return { id: row.id, targets, messageJson, mailFrom: envelope.mailFrom, size: row.size, rawPath: row.raw_path };
   }
 
