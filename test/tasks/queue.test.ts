@@ -119,7 +119,8 @@ test('old finished system tasks are pruned; client tasks stay pollable', async (
   await until(async () => (await queue.get(systemTask))!.status === 'completed');
   t.is(await queue.pruneSystemTasks(SYSTEM_TASK_RETENTION_MS), 0, 'too young');
   clock.advance(SYSTEM_TASK_RETENTION_MS + 1);
-  t.is(await queue.pruneSystemTasks(SYSTEM_TASK_RETENTION_MS), 1);
+  // The domain's first DNS check is a system task too, and it may have finished by now as well.
+  t.true(await queue.pruneSystemTasks(SYSTEM_TASK_RETENTION_MS) >= 1);
   t.is(await queue.get(systemTask), undefined);
   t.is((await app.get(`/v1/get/domain?task_id=${clientTask}`, key)).body.status, 'completed');
 });
