@@ -1,5 +1,5 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import BetterSqlite3 from 'better-sqlite3';
+import { openReader, type Reader } from '../db/read-connection.js';
 import { createLogger } from '../logger.js';
 import { createAuthenticator } from './auth.js';
 import { createBlobStore } from '../ingest/blobs.js';
@@ -53,14 +53,10 @@ function reply(d: Done): void {
 }
 
 /** The queue's raw bytes are read here, so they never pass through the thread that serves SMTP and HTTP. */
-let selectRaw: BetterSqlite3.Statement | null = null;
+let reader: Reader | null = null;
 function queuedRaw(inboundId: number): Buffer {
-  if (!selectRaw) {
-    const db = new BetterSqlite3(options.databaseFile, { readonly: true, fileMustExist: true });
-    db.pragma('busy_timeout = 10000');
-    selectRaw = db.prepare('select raw from inbound where id = ?');
-  }
-  const row = selectRaw.get(inboundId) as { raw: Buffer | null } | undefined;
+  reader ??= openReader(options.databaseFile);
+  const row = reader.prepare('select raw from inbound where id = ?').get(inboundId) as { raw: Buffer | null } | undefined;
   if (!row?.raw) throw new Error(`inbound row ${inboundId} has no raw bytes`);
   return row.raw;
 }

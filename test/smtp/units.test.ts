@@ -128,7 +128,7 @@ test('the parser pool parses in a thread, and a parse that takes too long costs 
   const raw = Buffer.from('From: A <a@example.org>\r\nSubject: pooled\r\nMessage-ID: <p@example.org>\r\nContent-Type: multipart/mixed; boundary=b\r\n\r\n--b\r\nContent-Type: text/plain\r\n\r\nhello\r\n--b\r\nContent-Type: application/octet-stream; name=x.bin\r\nContent-Transfer-Encoding: base64\r\n\r\nAAECAw==\r\n--b--\r\n');
   const dataDir = mkdtempSync(join(tmpdir(), 'mailstead-parse-pool-'));
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
-  const pool = createParserPool({ dataDir, databaseFile: join(dataDir, 'mailstead.db'), hostname: 'mx.test', dnsServers: [await quietDns()], logLevel: 'silent', logger, threads: 1, timeoutMs: 30_000, idleMs: 1_000 });
+  const pool = createParserPool({ dataDir, databaseFile: databaseFile(dataDir), hostname: 'mx.test', dnsServers: [await quietDns()], logLevel: 'silent', logger, threads: 1, timeoutMs: 30_000, idleMs: 1_000 });
   t.teardown(() => pool.close());
   const m = JSON.parse(jsonText(await pool.parse(raw, delivery))) as StoredMessage;
   t.is(m.subject, 'pooled');
@@ -140,7 +140,7 @@ test('the parser pool parses in a thread, and a parse that takes too long costs 
   const many = await Promise.all(subjects.map((s) => pool.parse(Buffer.from(raw.toString().replace('Subject: pooled', `Subject: ${s}`)), delivery)));
   t.deepEqual(many.map((j) => (JSON.parse(jsonText(j)) as StoredMessage).subject), subjects);
 
-  const impatient = createParserPool({ dataDir, databaseFile: join(dataDir, 'mailstead.db'), hostname: 'mx.test', dnsServers: ['127.0.0.1:1'], logLevel: 'silent', logger, threads: 1, timeoutMs: 1, idleMs: 1_000 });
+  const impatient = createParserPool({ dataDir, databaseFile: databaseFile(dataDir), hostname: 'mx.test', dnsServers: ['127.0.0.1:1'], logLevel: 'silent', logger, threads: 1, timeoutMs: 1, idleMs: 1_000 });
   t.teardown(() => impatient.close());
   await t.throwsAsync(impatient.parse(raw, delivery), { message: /parser thread exited/ });
   t.is((JSON.parse(jsonText(await pool.parse(raw, delivery))) as StoredMessage).subject, 'pooled', 'the process and the other pool carry on');
