@@ -1,6 +1,5 @@
 import { createReadStream } from 'node:fs';
 import type { Readable } from 'node:stream';
-import MailComposer from 'nodemailer/lib/mail-composer';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { forbidden, notFound } from '../errors.js';
@@ -62,6 +61,8 @@ export function createEmailFiles({ db, store, blobs, signer, clock, publicUrl }:
         if (!COMPOSED.has(k.toLowerCase())) headers[k] = v;
       }
       const messageId = e.message_id.startsWith('<') ? e.message_id : `<${e.message_id}>`;
+      // Loaded on first use: only API-posted mail without raw bytes is composed, and the module is ~2.5 MB of heap.
+      const { default: MailComposer } = await import('nodemailer/lib/mail-composer');
       const composer = new MailComposer({
         from: e.from_name ? { name: e.from_name, address: e.from_email } : e.from_email,
         to: e.to_email,

@@ -3,11 +3,8 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Core } from '../core.js';
 import { databaseFile } from '../db/connection.js';
-import { createBlobStore } from '../ingest/blobs.js';
 import type { Ingest, QueuedRawParser, RawParser, RecipientResolver } from '../ingest/types.js';
-import { createAuthenticator } from './auth.js';
 import { cachedQuota, cachedResolver } from './cache.js';
-import { createRawParser, limitConcurrency, PARSE_CONCURRENCY, storingParser } from './parse.js';
 import { createParserPool } from './parse-pool.js';
 import { createRecipientCheck } from './recipients.js';
 import { createSmtpListener, DEFAULT_LIMITS, type SmtpLimits } from './server.js';
@@ -34,8 +31,11 @@ function createParsing(core: Core, threads: number): { parse: RawParser; parseQu
   if (threads > 0) {
     return createParserPool({ dataDir: config.dataDir, databaseFile: databaseFile(config.dataDir), hostname: config.hostname, dnsServers: [...config.dnsServers], logLevel: config.logLevel, logger, threads, timeoutMs: 120_000, idleMs: 10_000 });
   }
-  const authenticate = createAuthenticator({ hostname: config.hostname, dnsServers: config.dnsServers, logger });
-  const parse = limitConcurrency(storingParser(createRawParser({ hostname: config.hostname, authenticate, logger }), createBlobStore(config.dataDir, () => core.clock.now())), PARSE_CONCURRENCY);
+  let inProcess: Promise<RawParser> | null = null;
+  const parse: RawParser = async (raw, delivery) => {
+    inProcess ??= import('./in-process-parser.js').then((m) => m.createInProcessParser(core));
+    return (await inProcess)(raw, delivery);
+  };
   return { parse, close: async () => undefined };
 }
 

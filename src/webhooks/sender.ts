@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { Agent, buildConnector } from 'undici';
+import type { Agent, buildConnector } from 'undici';
 import { addressProblem, bareHost, connectLookup, RefusedTargetError } from './guard.js';
 import type { HostLookup } from './resolve.js';
 
@@ -45,24 +45,31 @@ async function excerpt(body: AsyncIterable<Buffer> & { destroy(): unknown }): Pr
  * of the SSRF guard: IP literals are checked here, names through the checked lookup.
  */
 export function createSender({ lookup, allowPrivate, timeoutMs = 15_000, connectionsPerOrigin }: SenderOptions) {
-  const base = buildConnector({ timeout: timeoutMs, lookup: connectLookup(lookup, allowPrivate) });
-  const connect: buildConnector.connector = (opts, callback) => {
-    const host = bareHost(opts.hostname);
-    if (!allowPrivate && isIP(host)) {
-      const problem = addressProblem(host);
-      if (problem) { callback(new RefusedTargetError(`${host} is a ${problem} address`), null); return; }
-    }
-    base(opts, callback);
-  };
-  const agent = new Agent({
-    connect,
-    connections: connectionsPerOrigin,
-    pipelining: 1,
-    keepAliveTimeout: 30_000,
-    // The sweeper below enforces the whole-attempt deadline; these only back it up.
-    headersTimeout: timeoutMs + 1000,
-    bodyTimeout: timeoutMs + 1000,
-  });
+  /**
+   * The Agent, made on the first POST: undici is ~4.5 MB of heap that a server without webhooks
+   * (or before its first delivery) does not need to hold.
+   */
+  let agent: Promise<Agent> | null = null;
+  const pool = () => (agent ??= import('undici').then(({ Agent: AgentClass, buildConnector: connector }) => {
+    const base = connector({ timeout: timeoutMs, lookup: connectLookup(lookup, allowPrivate) });
+    const connect: buildConnector.connector = (opts, callback) => {
+      const host = bareHost(opts.hostname);
+      if (!allowPrivate && isIP(host)) {
+        const problem = addressProblem(host);
+        if (problem) { callback(new RefusedTargetError(`${host} is a ${problem} address`), null); return; }
+      }
+      base(opts, callback);
+    };
+    return new AgentClass({
+      connect,
+      connections: connectionsPerOrigin,
+      pipelining: 1,
+      keepAliveTimeout: 30_000,
+      // The sweeper below enforces the whole-attempt deadline; these only back it up.
+      headersTimeout: timeoutMs + 1000,
+      bodyTimeout: timeoutMs + 1000,
+    });
+  }));
 
   // One sweeper for the whole-attempt deadline instead of a timer per request (2,000 requests/s).
   const live = new Map<AbortController, { deadline: number; reason: 'timeout' | 'stop' | null }>();
@@ -82,7 +89,7 @@ export function createSender({ lookup, allowPrivate, timeoutMs = 15_000, connect
       const latency = () => Math.round(performance.now() - started);
       try {
         const u = new URL(url);
-        const res = await agent.request({ origin: u.origin, path: u.pathname + u.search, method: 'POST', headers, body, signal: controller.signal });
+        const res = await (await pool()).request({ origin: u.origin, path: u.pathname + u.search, method: 'POST', headers, body, signal: controller.signal });
         const ok = res.statusCode >= 200 && res.statusCode < 300;
         const retryAfter = res.headers['retry-after'];
         let error: string | null = null;
@@ -104,7 +111,7 @@ export function createSender({ lookup, allowPrivate, timeoutMs = 15_000, connect
     /** Closes every pooled connection. */
     async close(): Promise<void> {
       clearInterval(sweeper);
-      await agent.destroy();
+      if (agent) await (await agent).destroy();
     },
   };
 }
