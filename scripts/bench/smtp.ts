@@ -223,7 +223,13 @@ async function main() {
 
     // Phase 2: 74 KB attachment.
     const attachment = Buffer.from(Array.from({ length: 74 * 1024 }, (_, i) => (i * 7 + 0x25) & 0xff)).toString('base64').replace(/.{76}/g, '$&\r\n');
+    const cpuAttachBefore = processCpuMs(pid);
     const attached = ATTACH_SECONDS > 0 ? await load(server.smtpPort, ATTACH_SECONDS, 'attach', attachment) : null;
+    const cpuAttachAfter = processCpuMs(pid);
+    const attachCpu = attached && cpuAttachBefore && cpuAttachAfter ? {
+      server_cpu_us_per_msg: Math.round(((cpuAttachAfter.total - cpuAttachBefore.total) * 1000) / Math.max(attached.acked, 1)),
+      main_thread_cpu_us_per_msg: Math.round(((cpuAttachAfter.main - cpuAttachBefore.main) * 1000) / Math.max(attached.acked, 1)),
+    } : {};
 
     // Phase 3: one message just under 25 MB.
     let big: { ok: boolean; rss_before_mb: number; rss_peak_mb: number; growth_mb: number; seconds: number } | null = null;
@@ -257,7 +263,7 @@ async function main() {
         end_to_end_server_cpu_us_per_msg: cpuBefore && cpuVisible ? Math.round(((cpuVisible.total - cpuBefore.total) * 1000) / Math.max(plain.acked, 1)) : null,
         listed, all_listed: listed >= plain.acked, count_confirmed_after_s: Math.round(((countedAt - plain.lastAck) / 1000) * 100) / 100,
       },
-      attach_74kb: attached && { seconds: Math.round(attached.elapsed * 10) / 10, acked: attached.acked, errors: attached.errors, acked_per_s: attached.rate, p50_ms: attached.p50, p99_ms: attached.p99 },
+      attach_74kb: attached && { seconds: Math.round(attached.elapsed * 10) / 10, acked: attached.acked, errors: attached.errors, acked_per_s: attached.rate, p50_ms: attached.p50, p99_ms: attached.p99, ...attachCpu },
       message_25mb: big,
       rss_idle_mb: Math.round(rssIdle),
       rss_peak_mb: Math.round(peak),

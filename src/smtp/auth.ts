@@ -1,7 +1,10 @@
 import { createReadStream } from 'node:fs';
 import { isIP } from 'node:net';
 import type { Readable } from 'node:stream';
-import { dkimVerify, dmarc, spf, type DKIMResult, type DMARCResult, type SPFResult } from 'mailauth';
+import type { DKIMResult, DMARCResult, SPFResult } from 'mailauth';
+import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
+import { dmarc } from 'mailauth/lib/dmarc/index.js';
+import { spf } from 'mailauth/lib/spf/index.js';
 import addressparser from 'nodemailer/lib/addressparser';
 import type { AuthResults } from '../ingest/types.js';
 import type { Logger } from '../logger.js';

@@ -8,6 +8,8 @@ import { RAW_IN_ROW_BYTES } from '../ingest/accept.js';
 import type { RawDelivery } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
 import { receiveMessage } from './data.js';
+import { coalesceReplies } from './coalesce.js';
+import { installDataScan } from './data-scan.js';
 import { createReverseResolver } from './dns.js';
 import { createConnectionLimits } from './limits.js';
 import type { Deliverable, RecipientCheck } from './recipients.js';
@@ -63,6 +65,7 @@ export interface SmtpListenerDeps {
  * checks through `checkRecipient`, DATA streamed into a spool and handed to `accept`.
  */
 export function createSmtpListener(deps: SmtpListenerDeps) {
+  installDataScan();
   const { config, logger, clock } = deps;
   const limits: SmtpLimits = { ...DEFAULT_LIMITS, ...deps.limits };
   const spoolDir = join(config.dataDir, 'tmp');
@@ -140,6 +143,7 @@ export function createSmtpListener(deps: SmtpListenerDeps) {
     },
   });
   server.on('error', (err) => logger.warn({ err }, 'smtp error'));
+  server.server.on('connection', coalesceReplies);
 
   /** Sends 421 to the session's connection, which closes it (and aborts its DATA stream). */
   function cut(session: SMTPServerSession, text: string) {
