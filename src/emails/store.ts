@@ -1,5 +1,6 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../db/connection.js';
+import { multiRowInsert } from '../db/multi-row.js';
 import type { Reader } from '../db/reader.js';
 import type { AttachmentsTable, EmailContentsTable, EmailsFtsTable, EmailsTable } from './tables.js';
 
@@ -27,6 +28,19 @@ export const LIST_COLUMNS = [
   'e.received_at', 'e.read_at', 'e.has_attachments', 'e.size',
 ] as const;
 
+type NewEmailRow = Insertable<EmailsTable> & { id: number };
+const insertEmailRows = multiRowInsert<NewEmailRow>('INSERT INTO emails', [
+  'id', 'tenant_id', 'mailbox_id', 'message_id', 'from_email', 'from_name', 'to_email', 'subject', 'snippet',
+  'received_at', 'received_max', 'size', 'has_attachments', 'read_at', 'deleted_at', 'updated_seq', 'created_at',
+], 'ON CONFLICT (mailbox_id, message_id) DO NOTHING');
+const insertContentRows = multiRowInsert<Insertable<EmailContentsTable>>('INSERT INTO email_contents', [
+  'email_id', 'inbound_id', 'cc', 'bcc', 'headers', 'auth', 'body_text', 'body_html',
+]);
+const insertAttachmentRows = multiRowInsert<Insertable<AttachmentsTable>>('INSERT INTO attachments', [
+  'email_id', 'filename', 'content_type', 'size', 'content_id', 'disposition', 'sha256',
+]);
+const insertFtsRows = multiRowInsert<EmailsFtsTable>('INSERT INTO emails_fts', ['rowid', 'subject', 'body', 'from_email', 'from_name']);
+
 /** Every query of stored email. */
 export function createEmailStore() {
   return {
@@ -39,26 +53,24 @@ export function createEmailStore() {
         .execute(db).then((r) => Number(r.rows[0].n)),
 
     /** Inserts emails with their ids; a row whose mailbox already has its message_id is skipped. Returns the ids stored. */
-    async insertEmails(db: Db, rows: Array<Insertable<EmailsTable> & { id: number }>): Promise<Set<number>> {
+    async insertEmails(db: Db, rows: NewEmailRow[]): Promise<Set<number>> {
       const stored = new Set<number>();
       for (let i = 0; i < rows.length; i += 200) {
         const part = rows.slice(i, i + 200);
-        await db.insertInto('emails').values(part).onConflict((oc) => oc.columns(['mailbox_id', 'message_id']).doNothing()).execute();
+        await insertEmailRows.run(db, part);
         const ids = await db.selectFrom('emails').select('id').where('id', 'in', part.map((r) => r.id)).execute();
         for (const r of ids) stored.add(r.id);
       }
       return stored;
     },
 
-    insertContents: (db: Db, rows: Insertable<EmailContentsTable>[]) =>
-      rows.length ? db.insertInto('email_contents').values(rows).execute() : Promise.resolve(),
+    /** Contents rows of stored emails. */
+    insertContents: (db: Db, rows: Insertable<EmailContentsTable>[]) => insertContentRows.run(db, rows).then(() => undefined),
 
-    insertAttachments: (db: Db, rows: Insertable<AttachmentsTable>[]) =>
-      rows.length ? db.insertInto('attachments').values(rows).execute() : Promise.resolve(),
+    insertAttachments: (db: Db, rows: Insertable<AttachmentsTable>[]) => insertAttachmentRows.run(db, rows).then(() => undefined),
 
     /** Adds rows to the search index (many at once: most of the cost is per statement and per transaction). */
-    indexFts: (db: Db, rows: EmailsFtsTable[]) =>
-      rows.length ? db.insertInto('emails_fts').values(rows).execute() : Promise.resolve(),
+    indexFts: (db: Db, rows: EmailsFtsTable[]) => insertFtsRows.run(db, rows).then(() => undefined),
 
     /** The running received_at maximum of tenants. */
     searchState: (db: Db, tenantIds: number[]) =>
