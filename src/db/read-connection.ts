@@ -24,12 +24,15 @@ export interface Reader {
 
 const STATEMENT_CACHE_SIZE = 1000;
 
-/** Opens a read-only connection to a database file (which must exist). */
-export function openReader(file: string): Reader {
+/**
+ * Opens a read-only connection to a database file (which must exist). `cacheKb` is its page cache:
+ * 8 MB for the read paths; a parser thread, which reads each queued message once, asks for less.
+ */
+export function openReader(file: string, { cacheKb = 8192 }: { cacheKb?: number } = {}): Reader {
   const sqlite = new BetterSqlite3(file, { readonly: true, fileMustExist: true });
   sqlite.pragma('busy_timeout = 10000');
   sqlite.pragma('temp_store = MEMORY');
-  sqlite.pragma('cache_size = -8192');
+  sqlite.pragma(`cache_size = -${cacheKb}`);
   const cache = new Map<string, BetterSqlite3.Statement>();
   const begin = sqlite.prepare('BEGIN');
   const commit = sqlite.prepare('COMMIT');

@@ -55,7 +55,8 @@ function reply(d: Done): void {
 /** The queue's raw bytes are read here, so they never pass through the thread that serves SMTP and HTTP. */
 let reader: Reader | null = null;
 function queuedRaw(inboundId: number): Buffer {
-  reader ??= openReader(options.databaseFile);
+  // Each queued message is read once: a page cache would only hold raw bytes already parsed.
+  reader ??= openReader(options.databaseFile, { cacheKb: 512 });
   const row = reader.prepare('select raw from inbound where id = ?').get(inboundId) as { raw: Buffer | null } | undefined;
   if (!row?.raw) throw new Error(`inbound row ${inboundId} has no raw bytes`);
   return row.raw;
