@@ -82,14 +82,19 @@ export function createSender({ lookup, allowPrivate, timeoutMs = 15_000, connect
   return {
     /** POSTs `body` to `url`; never throws. */
     async post(url: string, headers: Record<string, string>, body: string): Promise<SendResult> {
-      const started = performance.now();
       const controller = new AbortController();
-      const state = { deadline: started + timeoutMs, reason: null as 'timeout' | 'stop' | null };
+      const state = { deadline: Infinity, reason: null as 'timeout' | 'stop' | null };
       live.set(controller, state);
+      let started = performance.now();
       const latency = () => Math.round(performance.now() - started);
       try {
         const u = new URL(url);
-        const res = await (await pool()).request({ origin: u.origin, path: u.pathname + u.search, method: 'POST', headers, body, signal: controller.signal });
+        // The first POST loads undici: that is not the receiver's time, so the attempt's clock starts
+        // after it (an abortAll meanwhile has already aborted the signal the request gets).
+        const agentReady = await pool();
+        started = performance.now();
+        state.deadline = started + timeoutMs;
+        const res = await agentReady.request({ origin: u.origin, path: u.pathname + u.search, method: 'POST', headers, body, signal: controller.signal });
         const ok = res.statusCode >= 200 && res.statusCode < 300;
         const retryAfter = res.headers['retry-after'];
         let error: string | null = null;
