@@ -164,6 +164,15 @@ async function load(port: number, seconds: number, tag: string, attachment: stri
   return { acked: latencies.length, errors, elapsed, rate: Math.round(latencies.length / elapsed), p50: pct(0.5), p99: pct(0.99), started, lastAck, lastIndex };
 }
 
+/** Server CPU per acknowledged message over a phase: all threads, and the main thread alone. */
+function cpuPerMessage(before: ReturnType<typeof processCpuMs>, after: ReturnType<typeof processCpuMs>, acked: number) {
+  if (!before || !after) return {};
+  return {
+    server_cpu_us_per_msg: Math.round(((after.total - before.total) * 1000) / Math.max(acked, 1)),
+    main_thread_cpu_us_per_msg: Math.round(((after.main - before.main) * 1000) / Math.max(acked, 1)),
+  };
+}
+
 async function main() {
   const server = await startServer();
   const pid = server.child.pid!;
@@ -196,10 +205,7 @@ async function main() {
     const plain = await load(server.smtpPort, SECONDS, 'plain', null);
     const cpuAfter = processCpuMs(pid);
     // Server CPU per acknowledged message during the load, all threads and the main thread alone.
-    const plainCpu = cpuBefore && cpuAfter ? {
-      server_cpu_us_per_msg: Math.round(((cpuAfter.total - cpuBefore.total) * 1000) / Math.max(plain.acked, 1)),
-      main_thread_cpu_us_per_msg: Math.round(((cpuAfter.main - cpuBefore.main) * 1000) / Math.max(plain.acked, 1)),
-    } : {};
+    const plainCpu = cpuPerMessage(cpuBefore, cpuAfter, plain.acked);
     // End to end: the last acknowledged message listed, then the full count confirmed.
     const lastSubject = `plain ${plain.lastIndex}`;
     const deadline = Date.now() + 60_000;
@@ -226,10 +232,7 @@ async function main() {
     const cpuAttachBefore = processCpuMs(pid);
     const attached = ATTACH_SECONDS > 0 ? await load(server.smtpPort, ATTACH_SECONDS, 'attach', attachment) : null;
     const cpuAttachAfter = processCpuMs(pid);
-    const attachCpu = attached && cpuAttachBefore && cpuAttachAfter ? {
-      server_cpu_us_per_msg: Math.round(((cpuAttachAfter.total - cpuAttachBefore.total) * 1000) / Math.max(attached.acked, 1)),
-      main_thread_cpu_us_per_msg: Math.round(((cpuAttachAfter.main - cpuAttachBefore.main) * 1000) / Math.max(attached.acked, 1)),
-    } : {};
+    const attachCpu = attached ? cpuPerMessage(cpuAttachBefore, cpuAttachAfter, attached.acked) : {};
 
     // Phase 3: one message just under 25 MB.
     let big: { ok: boolean; rss_before_mb: number; rss_peak_mb: number; growth_mb: number; seconds: number } | null = null;

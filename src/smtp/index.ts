@@ -33,7 +33,9 @@ function createParsing(core: Core, threads: number): { parse: RawParser; parseQu
   }
   let inProcess: Promise<RawParser> | null = null;
   const parse: RawParser = async (raw, delivery) => {
-    inProcess ??= import('./in-process-parser.js').then((m) => m.createInProcessParser(core));
+    inProcess ??= import('./parser-stack.js').then((m) => m.createParserStack({
+      hostname: config.hostname, dnsServers: config.dnsServers, dataDir: config.dataDir, logger, now: () => core.clock.now(),
+    }));
     return (await inProcess)(raw, delivery);
   };
   return { parse, close: async () => undefined };

@@ -1,20 +1,14 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openReader, type Reader } from '../db/read-connection.js';
 import { createLogger } from '../logger.js';
-import { createAuthenticator } from './auth.js';
-import { createBlobStore } from '../ingest/blobs.js';
-import { createRawParser, limitConcurrency, storingParser, PARSE_CONCURRENCY } from './parse.js';
+import { createParserStack } from './parser-stack.js';
 import type { ParseReplies, ParseReply, ParseRequest, ParseRequests, ParserThreadOptions } from './parse-pool.js';
 
 // One parser thread: mailparser and mailauth run here, off the event loop that serves SMTP and
 // HTTP. A message that hangs or exhausts memory takes down this thread, never the server.
 const options = workerData as ParserThreadOptions;
 const logger = createLogger(options.logLevel);
-const parse = limitConcurrency(storingParser(createRawParser({
-  hostname: options.hostname,
-  logger,
-  authenticate: createAuthenticator({ hostname: options.hostname, dnsServers: options.dnsServers, logger }),
-}), createBlobStore(options.dataDir)), PARSE_CONCURRENCY);
+const parse = createParserStack({ hostname: options.hostname, dnsServers: options.dnsServers, dataDir: options.dataDir, logger });
 
 /** Longest a finished parse waits for others to share its reply. */
 const REPLY_DELAY_MS = 2;

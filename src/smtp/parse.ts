@@ -11,7 +11,7 @@ import { fromParsed, fromRawOnly, type DeliveryFacts } from './message.js';
 import { MAX_HEAD_BYTES, fixHeaderBlock, headerEnd } from './mime.js';
 
 /** A RawParser whose answers are all of one form. */
-type ParserOf<J extends MessageJson> = (...args: Parameters<RawParser>) => Promise<J>;
+export type ParserOf<J extends MessageJson> = (...args: Parameters<RawParser>) => Promise<J>;
 
 /** Bytes read from the front of a message for header repair and the raw-text fallback. */
 const HEAD_READ_BYTES = 2 * MAX_HEAD_BYTES;
