@@ -56,7 +56,8 @@ test('authentication comes before validation: a bad body with no key is 401', as
 });
 
 test('per-key rate limit answers 429 with Retry-After once the burst is spent', async (t) => {
-  const app = await startTestApp(t, { env: { MAILSTEAD_RATE_LIMIT: '1/3' } });
+  // One token per 10 s: a loaded CI machine taking a second between requests must not refill the bucket.
+  const app = await startTestApp(t, { env: { MAILSTEAD_RATE_LIMIT: '0.1/3' } });
   const key = await app.keyFor();
   const other = await app.keyFor();
   const statuses = [];
