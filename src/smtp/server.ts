@@ -13,7 +13,7 @@ import { installDataScan } from './data-scan.js';
 import { createReverseResolver } from './dns.js';
 import { createConnectionLimits } from './limits.js';
 import type { Deliverable, RecipientCheck } from './recipients.js';
-import { TOO_MANY_CONNECTIONS } from './replies.js';
+import { TOO_MANY_CONNECTIONS, UNSUPPORTED_PARAMETER } from './replies.js';
 import { readTlsFiles } from './tls.js';
 
 /** The limits of the ingress (DECISIONS.md section 7); tests and benchmarks may tighten them. */
@@ -47,6 +47,20 @@ export const DEFAULT_LIMITS: SmtpLimits = {
   memoryLimit: RAW_IN_ROW_BYTES,
   closeGraceMs: 8_000,
 };
+
+/**
+ * MAIL parameters of the extensions we offer (SIZE, 8BITMIME, SMTPUTF8; REQUIRETLS, which
+ * smtp-server offers after STARTTLS). smtp-server checks their values and ignores any others;
+ * like Postfix we refuse the others, and every RCPT parameter (DSN is not offered), with 555.
+ */
+const MAIL_PARAMETERS: ReadonlySet<string> = new Set(['SIZE', 'BODY', 'SMTPUTF8', 'REQUIRETLS']);
+const NO_PARAMETERS: ReadonlySet<string> = new Set();
+
+/** The first parameter of a MAIL or RCPT command that is not in `allowed`. */
+function unsupportedParameter(args: Record<string, unknown> | false | undefined, allowed: ReadonlySet<string>): string | null {
+  if (!args) return null;
+  return Object.keys(args).find((name) => !allowed.has(name.toUpperCase())) ?? null;
+}
 
 /** What the listener is built from. */
 export interface SmtpListenerDeps {
@@ -104,7 +118,14 @@ export function createSmtpListener(deps: SmtpListenerDeps) {
       perAddress.release(session.id, session.remoteAddress);
     },
 
+    onMailFrom(address, _session, callback) {
+      const unsupported = unsupportedParameter(address.args, MAIL_PARAMETERS);
+      callback(unsupported ? UNSUPPORTED_PARAMETER(unsupported) : undefined);
+    },
+
     onRcptTo(address, session, callback) {
+      const unsupported = unsupportedParameter(address.args, NO_PARAMETERS);
+      if (unsupported) return callback(UNSUPPORTED_PARAMETER(unsupported));
       const envelope = session.envelope;
       const map = resolutions.get(envelope) ?? new Map<string, Deliverable>();
       const key = address.address.toLowerCase();

@@ -174,3 +174,20 @@ test('RSET drops the recipients of the transaction; a pipelined transaction gets
   const e = (await app.get(`/v1/emails/${item.id}`, key)).body.data;
   t.is(e.body_text, '.a line starting with a dot\n', 'dot-stuffing is undone');
 });
+
+test('MAIL and RCPT parameters of extensions not offered are refused with 555 5.5.4; offered ones work', async (t) => {
+  const app = await startTestApp(t);
+  const { key } = await provision(app, 'params.test', ['one']);
+  const s = await session(t, app.smtpPort);
+  await s.command('EHLO client.example');
+  t.regex(await s.command('MAIL FROM:<x@example.org> FOO=BAR'), /^555 5\.5\.4 unsupported parameter FOO/);
+  // DSN is not offered, so its parameters are refused too.
+  t.regex(await s.command('MAIL FROM:<x@example.org> RET=HDRS'), /^555 5\.5\.4 /);
+  t.regex(await s.command('MAIL FROM:<x@example.org> SIZE=1000 BODY=8BITMIME SMTPUTF8'), /^250 /);
+  t.regex(await s.command('RCPT TO:<one@params.test> NOTIFY=NEVER'), /^555 5\.5\.4 unsupported parameter NOTIFY/);
+  t.regex(await s.command('RCPT TO:<one@params.test>'), /^250 /);
+  t.regex(await s.command('DATA'), /^354 /);
+  t.regex(await s.command('Subject: with parameters\r\n\r\nbody\r\n.'), /^250 /);
+  const [item] = await waitForEmails(app, key, 1);
+  t.is(item.subject, 'with parameters');
+});
