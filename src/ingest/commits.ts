@@ -163,7 +163,7 @@ export async function storeBatch(
     done.push({ id: p.id, keep });
     if (!keep && p.rawPath) unlink.push(p.rawPath);
   }
-  await store.finish(trx, done, now);
+  await store.finish(trx, done);
   for (const f of input.failed) {
     if (f.final) await store.fail(trx, f.id, f.error, now);
     else await store.bumpAttempts(trx, f.id, f.error);

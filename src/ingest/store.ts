@@ -67,12 +67,13 @@ export function createIngestStore() {
       db.selectFrom('inbound').selectAll().where('id', 'in', ids).orderBy('id').execute(),
 
     /** Marks rows stored (keeping their message and raw bytes); rows nothing references any more are removed instead. */
-    async finish(db: Db, done: Array<{ id: number; keep: boolean }>, now: number) {
+    async finish(db: Db, done: Array<{ id: number; keep: boolean }>) {
       const keep = done.filter((d) => d.keep).map((d) => d.id);
       const drop = done.filter((d) => !d.keep).map((d) => d.id);
       const all = done.map((d) => d.id);
       if (all.length) await db.deleteFrom('inbound_reservations').where('inbound_id', 'in', all).execute();
-      if (keep.length) await db.updateTable('inbound').set({ status: 'done', done_at: now }).where('id', 'in', keep).execute();
+      // A same-size status and no done_at: the row is overwritten in place, its raw bytes untouched (tables.ts).
+      if (keep.length) await db.updateTable('inbound').set({ status: 'stored' }).where('id', 'in', keep).execute();
       if (drop.length) await db.deleteFrom('inbound').where('id', 'in', drop).execute();
     },
 

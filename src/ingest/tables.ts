@@ -5,8 +5,15 @@ export interface InboundTable {
   id: Generated<number>;
   /** `api` (normalised JSON in `message`) or `smtp` (raw bytes in `raw` or the file `raw_path`). */
   kind: 'api' | 'smtp';
-  /** `queued` until the worker stored every copy, then `done`; `failed` for a message that cannot be parsed. */
-  status: Generated<'queued' | 'done' | 'failed'>;
+  /**
+   * `queued` until the worker stored every copy, then `stored`; `failed` for a message that cannot
+   * be parsed. `stored` has as many letters as `queued` so that marking a row keeps its record's
+   * size: SQLite then overwrites it in place and writes only the pages whose bytes changed, never
+   * the raw message's overflow pages (~11 instead of ~25 µs per row, ~1.5 instead of ~5.6 KB of
+   * WAL for a 5 KB message). Rows stored by earlier versions say `done`, which means the same:
+   * nothing reads the value beyond "not queued", and renaming them would rewrite all their bytes.
+   */
+  status: Generated<'queued' | 'stored' | 'done' | 'failed'>;
   /** api: the normalised message; smtp: the envelope. JSON. */
   message: string;
   /** JSON array of {tenantId, mailboxIds, forwards}: where the copies go. */
@@ -17,6 +24,7 @@ export interface InboundTable {
   error: string | null;
   attempts: Generated<number>;
   created_at: number;
+  /** When the row failed for good (marking a row stored leaves it alone, see `status`). */
   done_at: number | null;
 }
 

@@ -22,7 +22,7 @@ test('an alias stores a copy per local destination and queues a forward per exte
   t.like(forwards[0], { address: 'out@elsewhere.example', mail_from: 'ann@sender.example', status: 'queued' });
   // The forward keeps its message; nothing else stays queued.
   const inbound = await app.app.db.selectFrom('inbound').select(['id', 'status', 'message']).execute();
-  t.deepEqual(inbound.map((r) => [r.id, r.status]), [[forwards[0].inbound_id, 'done']]);
+  t.deepEqual(inbound.map((r) => [r.id, r.status]), [[forwards[0].inbound_id, 'stored']]);
   t.is(JSON.parse(inbound[0].message).messageId, teamId);
   // A second post of the same message_id to the alias is a duplicate for its mailboxes.
   t.is((await postInbound(app, box.key, inboundBody(`team@${box.domain}`, { message_id: teamId }))).status, 409);
