@@ -191,3 +191,18 @@ test('MAIL and RCPT parameters of extensions not offered are refused with 555 5.
   const [item] = await waitForEmails(app, key, 1);
   t.is(item.subject, 'with parameters');
 });
+
+test('RCPT TO:<Postmaster> without a domain reaches postmaster@ the server hostname, or is an unknown user when nobody hosts it', async (t) => {
+  const app = await startTestApp(t);
+  const s = await session(t, app.smtpPort);
+  await s.command('EHLO client.example');
+  await s.command('MAIL FROM:<x@example.org>');
+  t.regex(await s.command('RCPT TO:<Postmaster>'), /^550 5\.1\.1 /, 'the hostname is not hosted: unknown, not a relay');
+  const { key } = await provision(app, 'mx.mailstead.test', ['postmaster']);
+  t.regex(await s.command('RCPT TO:<Postmaster>'), /^250 /);
+  t.regex(await s.command('DATA'), /^354 /);
+  t.regex(await s.command('Subject: to the postmaster\r\n\r\nhello\r\n.'), /^250 /);
+  const [item] = await waitForEmails(app, key, 1);
+  t.is(item.subject, 'to the postmaster');
+  t.is(item.to_email, 'postmaster@mx.mailstead.test');
+});
