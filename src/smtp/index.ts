@@ -52,7 +52,7 @@ export function installSmtp(core: Core, deps: SmtpDeps, options: { limits?: Part
   const parsing = createParsing(core, options.parserThreads ?? defaultParserThreads());
   deps.ingest.setRawParser(parsing.parse, parsing.parseQueued);
   const quota = cachedQuota((ids, incoming) => deps.ingest.overQuota(ids, Math.max(1, incoming)), clock, limits.maxSize);
-  const checkRecipient = createRecipientCheck({ resolve: cachedResolver(deps.resolve, clock), quota, maxRecipients: limits.maxRecipients });
+  const checkRecipient = createRecipientCheck({ resolve: cachedResolver(deps.resolve, clock), quota, maxRecipients: limits.maxRecipients, hostname: config.hostname });
   const listener = createSmtpListener({ config, logger, clock, checkRecipient, accept: (d) => deps.ingest.acceptRaw(d), overQuota: quota, limits });
 
   /** Spool files left by sessions that died mid-DATA before a crash: never acknowledged, never adopted. */

@@ -23,9 +23,14 @@ export function routesElsewhere(address: string): boolean {
 /**
  * The RCPT TO policy: at most `maxRecipients` per message, no relaying whatever the sender
  * claims, known recipients only, and not into a mailbox that is full. Resolves with where the
- * recipient's mail goes, or rejects with the SMTP reply to send.
+ * recipient's mail goes, or rejects with the SMTP reply to send. Mail for this server's own
+ * `hostname` (`<Postmaster>` becomes postmaster@ it) is never a relay: nobody hosting the address
+ * there makes it an unknown user.
  */
-export function createRecipientCheck({ resolve, quota, maxRecipients }: { resolve: RecipientResolver; quota: QuotaCheck | null; maxRecipients: number }) {
+export function createRecipientCheck({ resolve, quota, maxRecipients, hostname }: {
+  resolve: RecipientResolver; quota: QuotaCheck | null; maxRecipients: number; hostname?: string;
+}) {
+  const ownDomain = hostname ? `@${hostname.toLowerCase()}` : null;
   return async (address: string, acceptedSoFar: number, declaredSize: number): Promise<Deliverable> => {
     if (acceptedSoFar >= maxRecipients) throw TOO_MANY_RECIPIENTS();
     if (routesElsewhere(address)) throw RELAY_DENIED();
@@ -35,7 +40,7 @@ export function createRecipientCheck({ resolve, quota, maxRecipients }: { resolv
     } catch {
       throw LOCAL_ERROR();
     }
-    if (resolution.kind === 'not-hosted') throw RELAY_DENIED();
+    if (resolution.kind === 'not-hosted') throw ownDomain && address.toLowerCase().endsWith(ownDomain) ? UNKNOWN_USER() : RELAY_DENIED();
     if (resolution.kind === 'unknown') throw UNKNOWN_USER();
     // Refused only when nothing at all could take the message; a partly full alias still delivers.
     if (quota && resolution.forwards.length === 0 && resolution.mailboxIds.length > 0) {

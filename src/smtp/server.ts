@@ -13,7 +13,7 @@ import { installDataScan } from './data-scan.js';
 import { createReverseResolver } from './dns.js';
 import { createConnectionLimits } from './limits.js';
 import type { Deliverable, RecipientCheck } from './recipients.js';
-import { TOO_MANY_CONNECTIONS, UNKNOWN_USER, UNSUPPORTED_PARAMETER, type SmtpReply } from './replies.js';
+import { TOO_MANY_CONNECTIONS, UNSUPPORTED_PARAMETER } from './replies.js';
 import { readTlsFiles } from './tls.js';
 
 /** The limits of the ingress (DECISIONS.md section 7); tests and benchmarks may tighten them. */
@@ -128,10 +128,8 @@ export function createSmtpListener(deps: SmtpListenerDeps) {
       const unsupported = unsupportedParameter(address.args, NO_PARAMETERS);
       if (unsupported) return callback(UNSUPPORTED_PARAMETER(unsupported));
       // RFC 5321 section 4.5.1: `<Postmaster>` without a domain must be taken. It names this
-      // server's postmaster, so it is delivered as postmaster@MAILSTEAD_HOSTNAME (the envelope
-      // keeps the full address); with nobody hosting that address it is an unknown user, not a relay.
-      const bare = BARE_POSTMASTER.test(address.address);
-      if (bare) address.address = `postmaster@${config.hostname}`;
+      // server's postmaster, so the envelope and the check get postmaster@MAILSTEAD_HOSTNAME.
+      if (BARE_POSTMASTER.test(address.address)) address.address = `postmaster@${config.hostname}`;
       const envelope = session.envelope;
       const map = resolutions.get(envelope) ?? new Map<string, Deliverable>();
       const key = address.address.toLowerCase();
@@ -144,7 +142,7 @@ export function createSmtpListener(deps: SmtpListenerDeps) {
           resolutions.set(envelope, map);
           callback();
         },
-        (err: SmtpReply) => callback(bare && err.responseCode === 550 ? UNKNOWN_USER() : err),
+        (err) => callback(err),
       );
     },
 
