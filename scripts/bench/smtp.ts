@@ -9,7 +9,9 @@
  * 3. One message just under 25 MB: RSS growth of the server while it is received.
  * The server's RSS is sampled every 100 ms throughout. Prints one JSON line.
  *
- * Usage: node --import tsx scripts/bench/smtp.ts [--seconds=20] [--attach-seconds=10] [--connections=10] [--big=1] [--client=lean|nodemailer]
+ * Usage: node --import tsx scripts/bench/smtp.ts [--seconds=20] [--attach-seconds=10] [--connections=10] [--big=1] [--client=lean|nodemailer] [--rate=0]
+ *   (--rate=N: phase 1 offers N msgs/s in all, message i not sent before i/N s from the start, to
+ *   measure a sustained rate end to end rather than how a burst beyond it drains)
  *   (--client: the senders of phases 1 and 2: smtp-client.ts, the same dialogue as nodemailer's
  *   SMTPConnection without its per-byte data loop (default), or SMTPConnection itself)
  *   (BENCH_NODE_ARGS: node flags for the server, e.g. "--cpu-prof"; BENCH_SERVER_OUT=FILE: append its stdout there)
@@ -27,9 +29,11 @@ import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { quietDns } from '../../test/helpers/dns.js';
 import { LeanSmtpClient } from './smtp-client.js';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string' }, 'attach-seconds': { type: 'string' }, connections: { type: 'string' }, big: { type: 'string' }, main: { type: 'string' }, client: { type: 'string' } } });
+const { values } = parseArgs({ options: { seconds: { type: 'string' }, 'attach-seconds': { type: 'string' }, connections: { type: 'string' }, big: { type: 'string' }, main: { type: 'string' }, client: { type: 'string' }, rate: { type: 'string' } } });
 const SECONDS = Number(values.seconds ?? 20);
 const ATTACH_SECONDS = Number(values['attach-seconds'] ?? 10);
+/** Offered load of phase 1 in msgs/s over all connections (0: each sends back to back). */
+const RATE = Number(values.rate ?? 0);
 const CONNECTIONS = Number(values.connections ?? 10);
 const BIG = (values.big ?? '1') !== '0';
 const CLIENT = values.client ?? 'lean';
@@ -134,7 +138,7 @@ async function sender(port: number): Promise<Sender> {
 }
 
 /** CONNECTIONS senders back to back for `seconds`; returns counts and latencies. */
-async function load(port: number, seconds: number, tag: string, attachment: string | null) {
+async function load(port: number, seconds: number, tag: string, attachment: string | null, rate = 0) {
   const latencies: number[] = [];
   let n = 0;
   let errors = 0;
@@ -146,6 +150,12 @@ async function load(port: number, seconds: number, tag: string, attachment: stri
     const c = await sender(port);
     while (performance.now() < end) {
       const i = n++;
+      if (rate > 0) {
+        const due = started + (i * 1000) / rate;
+        if (due >= end) break;
+        const wait = due - performance.now();
+        if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      }
       const t0 = performance.now();
       try {
         await c.send(message(i, tag, attachment));
@@ -202,7 +212,7 @@ async function main() {
 
     // Phase 1: 5 KB messages.
     const cpuBefore = processCpuMs(pid);
-    const plain = await load(server.smtpPort, SECONDS, 'plain', null);
+    const plain = await load(server.smtpPort, SECONDS, 'plain', null, RATE);
     const cpuAfter = processCpuMs(pid);
     // Server CPU per acknowledged message during the load, all threads and the main thread alone.
     const plainCpu = cpuPerMessage(cpuBefore, cpuAfter, plain.acked);
@@ -258,7 +268,7 @@ async function main() {
       connections: CONNECTIONS,
       client: CLIENT,
       plain_5kb: {
-        seconds: Math.round(plain.elapsed * 10) / 10, acked: plain.acked, errors: plain.errors, acked_per_s: plain.rate, p50_ms: plain.p50, p99_ms: plain.p99, ...plainCpu,
+        offered_per_s: RATE || null, seconds: Math.round(plain.elapsed * 10) / 10, acked: plain.acked, errors: plain.errors, acked_per_s: plain.rate, p50_ms: plain.p50, p99_ms: plain.p99, ...plainCpu,
         last_visible_after_s: visibleAfter === null ? null : Math.round(visibleAfter * 100) / 100,
         end_to_end_per_s: visibleAt ? Math.round(plain.acked / ((visibleAt - plain.started) / 1000)) : null,
         // All the server's CPU from the first message until the last one was listed (accepting, parsing,

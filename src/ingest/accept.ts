@@ -4,21 +4,26 @@ import type { BlobStore } from './blobs.js';
 import { fits, type AcceptJob } from './commits.js';
 import { createGroupCommit, type Outcome } from './group-commit.js';
 import { apiMessageSize, smtpTargets, storeAttachments, type Envelope, type StoredMessage, type Target } from './message.js';
+import type { Journal } from './journal.js';
 import type { StorageThread } from './storage-thread.js';
 import type { IngestStore } from './store.js';
 import type { InboundMessage, RawDelivery, RecipientResolver } from './types.js';
 
-/** Raw messages up to this size live in their queue row, so one fsync per group commit covers them. */
+/** Raw messages up to this size live in their journal record and queue row, so one fsync per group commit covers them. */
 export const RAW_IN_ROW_BYTES = 256 * 1024;
 
 /**
  * The accepting half of ingestion: checks recipients, makes attachment blobs and large raw files
- * durable, and commits queue rows in group commits (one transaction in the storage thread and one
- * fsync for every message that arrived meanwhile); each caller resolves only after the commit
- * holding its message is durable.
+ * durable, and commits API mail as queue rows in group commits (one transaction in the storage
+ * thread and one fsync for every message that arrived meanwhile) and SMTP mail as records of the
+ * acceptance journal (journal.ts); each caller resolves only once its message is durable.
  */
 export function createAcceptor(deps: {
-  db: Db; store: IngestStore; blobs: BlobStore; resolve: RecipientResolver; thread: StorageThread; onCommitted(): void;
+  db: Db; store: IngestStore; blobs: BlobStore; resolve: RecipientResolver; thread: StorageThread; journal: Journal; now(): number;
+  /** After an API group commit (the storage thread answers acceptances first while they come). */
+  onCommitted(): void;
+  /** After SMTP mail was journaled. */
+  onJournaled(): void;
 }) {
   const { db, store, blobs, resolve, thread } = deps;
 
@@ -46,29 +51,30 @@ export function createAcceptor(deps: {
       await group.submit({ kind: 'api', messageJson: JSON.stringify(message), messageId: message.messageId, target, size: apiMessageSize(message) });
     },
 
-    /** SMTP path: makes the raw bytes durable (row or file) and commits the queue row. */
+    /**
+     * SMTP path: makes the raw bytes durable in the acceptance journal (large ones in a file of
+     * their own, which the record names); the worker moves the record into the queue.
+     */
     async acceptRaw(delivery: RawDelivery): Promise<void> {
       const { raw: source, recipients, ...rest } = delivery;
       const envelope: Envelope = { ...rest, recipients: recipients.map((r) => r.address) };
-      let raw: Buffer | null = null;
+      let raw: Buffer[] | null = null;
       let rawPath: string | null = null;
-      if ('buffer' in source) {
-        // The bytes move to the storage thread whole with their ArrayBuffer (storage-thread.ts): a view
-        // into a larger (pooled) buffer is first copied into one of its own.
-        const b = source.buffer;
-        if (b.length <= RAW_IN_ROW_BYTES) raw = b.byteOffset === 0 && b.byteLength === b.buffer.byteLength ? b : Buffer.from(new Uint8Array(b).buffer);
-        else rawPath = await blobs.putRaw(source.buffer);
+      if ('chunks' in source) {
+        if (source.length <= RAW_IN_ROW_BYTES) raw = source.chunks;
+        else rawPath = await blobs.putRaw(Buffer.concat(source.chunks, source.length));
       } else {
         rawPath = await blobs.adoptRaw(source.path);
       }
       try {
-        await group.submit({
-          kind: 'smtp', envelopeJson: JSON.stringify(envelope), targetsJson: JSON.stringify(smtpTargets(recipients)), raw, rawPath, size: delivery.size,
-        });
+        await deps.journal.append({
+          envelopeJson: JSON.stringify(envelope), targetsJson: JSON.stringify(smtpTargets(recipients)), size: delivery.size, rawPath, acceptedAt: deps.now(),
+        }, raw);
       } catch (err) {
         if (rawPath) await blobs.remove(rawPath);
         throw err;
       }
+      deps.onJournaled();
     },
 
     /** The mailboxes among these that are at or over their quota (for an SMTP 452 at RCPT). */

@@ -10,12 +10,11 @@ import type { MessageJson } from './types.js';
 const MB = 1024 * 1024;
 
 /**
- * One message of a group commit, as the accepting side hands it to the storage thread: already
- * serialised, so crossing threads copies strings and bytes rather than object graphs.
+ * One message of a group commit (API mail; SMTP mail goes through the acceptance journal), as the
+ * accepting side hands it to the storage thread: already serialised, so crossing threads copies
+ * strings rather than object graphs.
  */
-export type AcceptJob =
-  | { kind: 'api'; messageJson: string; messageId: string; target: Target; size: number }
-  | { kind: 'smtp'; envelopeJson: string; targetsJson: string; raw: Uint8Array | null; rawPath: string | null; size: number };
+export type AcceptJob = { kind: 'api'; messageJson: string; messageId: string; target: Target; size: number };
 
 /** A job's outcome: committed, or the API error to answer it with. */
 export type AcceptOutcome = { ok: true } | { ok: false; status: 409 | 422; reason: string };
@@ -32,7 +31,6 @@ export async function acceptGroup(trx: Db, store: IngestStore, jobs: AcceptJob[]
   const keys: MessageKey[] = [];
   const boxes = new Set<number>();
   for (const j of jobs) {
-    if (j.kind !== 'api') continue;
     for (const mailboxId of j.target.mailboxIds) { keys.push({ mailboxId, messageId: j.messageId }); boxes.add(mailboxId); }
   }
   const taken = keys.length ? await store.takenKeys(trx, keys) : new Set<string>();
@@ -42,12 +40,6 @@ export async function acceptGroup(trx: Db, store: IngestStore, jobs: AcceptJob[]
   const rows: Insertable<InboundTable>[] = [];
   const reservations: Array<{ keys: MessageKey[]; row: number }> = [];
   for (const j of jobs) {
-    if (j.kind === 'smtp') {
-      const raw = j.raw ? Buffer.from(j.raw.buffer, j.raw.byteOffset, j.raw.byteLength) : null;
-      rows.push({ kind: 'smtp', message: j.envelopeJson, targets: j.targetsJson, raw, raw_path: j.rawPath, size: j.size, error: null, created_at: now, done_at: null });
-      out.push({ ok: true });
-      continue;
-    }
     const mine = j.target.mailboxIds.map((mailboxId) => ({ mailboxId, messageId: j.messageId }));
     if (mine.some((k) => taken.has(messageKey(k)))) {
       out.push({ ok: false, status: 409, reason: 'message_id already exists for this mailbox' });

@@ -1,9 +1,11 @@
+import { join } from 'node:path';
 import type { Core } from '../core.js';
 import type { Markers } from '../emails/markers.js';
 import type { EventRecorder } from '../webhooks/events.js';
 import { createAcceptor } from './accept.js';
 import { createBlobStore } from './blobs.js';
 import { ingestRoutes } from './routes.js';
+import { createJournal } from './journal.js';
 import { createIngestStore } from './store.js';
 import { createStorageThread } from './storage-thread.js';
 import { createOrphanSweep } from './sweep.js';
@@ -28,8 +30,11 @@ export function createIngest(core: Core, deps: { resolve: RecipientResolver; eve
     // The thread shares the update-marker cell, so the largest stored marker is loaded first.
     beforeStart: () => deps.markers.ready(core.db),
   });
-  const worker = createIngestWorker({ db: core.db, store, blobs, thread, clock: core.clock, logger: core.logger, parser: () => parser, queuedParser: () => queuedParser });
-  const acceptor = createAcceptor({ db: core.db, store, blobs, resolve: deps.resolve, thread, onCommitted: () => worker.accepted() });
+  const journal = createJournal({ dir: join(core.config.dataDir, 'journal'), logger: core.logger });
+  const worker = createIngestWorker({ db: core.db, store, blobs, thread, journal, clock: core.clock, logger: core.logger, parser: () => parser, queuedParser: () => queuedParser });
+  const acceptor = createAcceptor({
+    db: core.db, store, blobs, resolve: deps.resolve, thread, journal, now: () => core.clock.now(), onCommitted: () => worker.accepted('api'), onJournaled: () => worker.accepted('smtp'),
+  });
   const ingest: Ingest = {
     acceptMessage: acceptor.acceptMessage,
     acceptRaw: acceptor.acceptRaw,
@@ -37,18 +42,23 @@ export function createIngest(core: Core, deps: { resolve: RecipientResolver; eve
     setRawParser(p: RawParser, queued?: QueuedRawParser) { parser = p; queuedParser = queued ?? null; worker.wake(); },
   };
   ingestRoutes({ registry: core.registry, ingest });
-  const sweepOrphans = createOrphanSweep({ db: core.db, store, blobs, clock: core.clock, logger: core.logger });
+  const sweepOrphans = createOrphanSweep({ db: core.db, store, blobs, clock: core.clock, logger: core.logger, journalRawPaths: () => journal.pendingRawPaths() });
   core.cron.add({ name: SWEEP_JOB, schedule: '17 * * * *', run: sweepOrphans });
   return {
-    ingest, worker, store, blobs, sweepOrphans,
-    /** Starts the worker; the storage thread starts with the first message to commit or store. */
+    ingest, worker, store, blobs, journal, sweepOrphans,
+    /**
+     * Recovers the acceptance journal (records not yet in the queue are moved first), then starts
+     * the worker; the storage thread starts with the first message to commit or store.
+     */
     async start(): Promise<void> {
+      await journal.open(await store.journalPosition(core.db));
       worker.start();
     },
-    /** Stops the worker after its current batch, then the thread. */
+    /** Stops the worker after its current batch, then the thread and the journal. */
     async stop(): Promise<void> {
       await worker.stop();
       await thread.close();
+      await journal.close();
     },
   };
 }

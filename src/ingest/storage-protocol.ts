@@ -1,6 +1,7 @@
 import type { MarkerCell } from '../emails/markers.js';
 import type { QueuedHint } from '../webhooks/events.js';
 import type { AcceptJob, AcceptOutcome, StoreInput, StoreResult } from './commits.js';
+import type { MoveInput } from './journal-move.js';
 
 /** What the storage thread is started with. */
 export interface StorageThreadData {
@@ -13,9 +14,10 @@ export interface StorageThreadData {
 export type StorageRequest =
   | { id: number; op: 'accept'; now: number; jobs: AcceptJob[] }
   | { id: number; op: 'store'; now: number; input: StoreInput }
+  | { id: number; op: 'move'; now: number; input: MoveInput }
   | { id: number; op: 'close'; now: number };
 
 /** The thread's answer to a request. */
 export type StorageReply =
-  | { id: number; ok: true; outcomes?: AcceptOutcome[]; stored?: StoreResult; hints: QueuedHint[] }
+  | { id: number; ok: true; outcomes?: AcceptOutcome[]; stored?: StoreResult; moved?: number; hints: QueuedHint[] }
   | { id: number; ok: false; error: string };

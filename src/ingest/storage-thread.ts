@@ -6,6 +6,7 @@ import { threadEntry } from '../threads/entry.js';
 import { INGEST_THREAD_OLD_MB } from '../threads/heap-growth.js';
 import type { QueuedHint } from '../webhooks/events.js';
 import type { AcceptJob, AcceptOutcome, StoreInput, StoreResult } from './commits.js';
+import type { MoveInput } from './journal-move.js';
 import type { StorageReply, StorageRequest, StorageThreadData } from './storage-protocol.js';
 
 /**
@@ -14,21 +15,6 @@ import type { StorageReply, StorageRequest, StorageThreadData } from './storage-
  * young generation keeps its resident memory down.
  */
 const STORAGE_HEAP = { maxOldGenerationSizeMb: INGEST_THREAD_OLD_MB, maxYoungGenerationSizeMb: 8 };
-
-/**
- * The raw messages of a group that can be moved to the thread instead of copied: those that are the
- * whole of their ArrayBuffer (the acceptor makes them so). Copying ~100 KB per message was most of
- * the main thread's cost of a message with an attachment. The caller gives these bytes up.
- */
-function ownedBuffers(jobs: AcceptJob[]): ArrayBuffer[] {
-  const out: ArrayBuffer[] = [];
-  for (const j of jobs) {
-    if (j.kind !== 'smtp' || !j.raw) continue;
-    const b = j.raw.buffer;
-    if (b instanceof ArrayBuffer && j.raw.byteOffset === 0 && j.raw.byteLength === b.byteLength && !out.includes(b)) out.push(b);
-  }
-  return out;
-}
 
 type Pending = { resolve(r: StorageReply & { ok: true }): void; reject(e: Error): void };
 type Body = StorageRequest extends infer R ? R extends StorageRequest ? Omit<R, 'id' | 'now'> : never : never;
@@ -79,7 +65,7 @@ export function createStorageThread(deps: {
 
   let prepared: Promise<void> | null = null;
 
-  async function request(body: Body, transfer: ArrayBuffer[] = []): Promise<StorageReply & { ok: true }> {
+  async function request(body: Body): Promise<StorageReply & { ok: true }> {
     if (!worker) {
       prepared ??= deps.beforeStart().catch((err) => { prepared = null; throw err; });
       await prepared;
@@ -89,14 +75,18 @@ export function createStorageThread(deps: {
     const w = worker;
     return new Promise((resolve, reject) => {
       pending.set(id, { resolve, reject });
-      w.postMessage({ ...body, id, now: deps.clock.now() } as StorageRequest, transfer);
+      w.postMessage({ ...body, id, now: deps.clock.now() } as StorageRequest);
     });
   }
 
   return {
     /** Commits a group of accepted messages in one transaction, durable (WAL fsynced) when it resolves; one outcome per job. */
     async accept(jobs: AcceptJob[]): Promise<AcceptOutcome[]> {
-      return (await request({ op: 'accept', jobs }, ownedBuffers(jobs))).outcomes!;
+      return (await request({ op: 'accept', jobs })).outcomes!;
+    },
+    /** Turns acceptance-journal records into queue rows in one durable transaction; resolves with how many. */
+    async move(input: MoveInput): Promise<number> {
+      return (await request({ op: 'move', input })).moved!;
     },
     /** Stores one batch of queued messages in one transaction. */
     async store(input: StoreInput): Promise<StoreResult> {

@@ -11,8 +11,13 @@ import { createEmailStore } from '../emails/store.js';
 import { createEmailWriter } from '../emails/writer.js';
 import { createEventRecorder, type QueuedHint } from '../webhooks/events.js';
 import { acceptGroup, storeBatch } from './commits.js';
+import { moveRecords } from './journal-move.js';
 import type { StorageReply, StorageRequest, StorageThreadData } from './storage-protocol.js';
 import { createIngestStore } from './store.js';
+import { lowerThreadPriority } from '../threads/priority.js';
+
+// Storing queued mail is background work: the thread that answers SMTP and HTTP comes first.
+lowerThreadPriority();
 
 const { dataDir, markerCell } = workerData as StorageThreadData;
 // Only ever opened by the server, whose checkpoint thread copies the WAL into the database.
@@ -36,6 +41,12 @@ async function handle(req: StorageRequest): Promise<StorageReply> {
       const outcomes = await db.transaction().execute((trx) => acceptGroup(trx, store, req.jobs, req.now));
       wal.sync();
       return { id: req.id, ok: true, outcomes, hints: [] };
+    }
+    case 'move': {
+      const moved = await db.transaction().execute((trx) => moveRecords(trx, store, req.input));
+      // Durable before the journal lets go of the records (synchronous=NORMAL leaves the WAL unsynced).
+      wal.sync();
+      return { id: req.id, ok: true, moved, hints: [] };
     }
     case 'store': {
       const stored = await db.transaction().execute((trx) => storeBatch(trx, { store, writer, events }, req.input, req.now));

@@ -49,6 +49,16 @@ export function createIngestStore() {
       return ids;
     },
 
+    /** How far the queue holds the acceptance journal; null before anything was moved. */
+    journalPosition: (db: Db) =>
+      db.selectFrom('journal_state').select(['segment', 'position']).where('id', '=', 1).executeTakeFirst()
+        .then((r) => (r ? { segment: r.segment, offset: r.position } : null)),
+
+    /** Records how far the queue holds the journal (in the transaction that moved the records). */
+    saveJournalPosition: (db: Db, p: { segment: number; offset: number }) =>
+      db.insertInto('journal_state').values({ id: 1, segment: p.segment, position: p.offset })
+        .onConflict((oc) => oc.column('id').doUpdateSet({ segment: p.segment, position: p.offset })).execute(),
+
     async reserve(db: Db, rows: Array<{ mailbox_id: number; message_id: string; inbound_id: number }>) {
       for (let i = 0; i < rows.length; i += 500) await db.insertInto('inbound_reservations').values(rows.slice(i, i + 500)).execute();
     },

@@ -23,7 +23,11 @@ async function olderThan(path: string, limit: number): Promise<boolean> {
  * refused after its blobs were written), raw files of removed inbound rows, and half-written
  * temporary files of a crash. Only files older than ORPHAN_AGE_MS go. Returns how many were removed.
  */
-export function createOrphanSweep({ db, store, blobs, clock, logger }: { db: Db; store: IngestStore; blobs: BlobStore; clock: Clock; logger: Logger }) {
+export function createOrphanSweep({ db, store, blobs, clock, logger, journalRawPaths }: {
+  db: Db; store: IngestStore; blobs: BlobStore; clock: Clock; logger: Logger;
+  /** Raw files named by acceptance-journal records not yet in the queue. */
+  journalRawPaths?: () => Set<string>;
+}) {
   return async function sweep(): Promise<number> {
     const limit = clock.now() - ORPHAN_AGE_MS;
     let removed = 0;
@@ -47,6 +51,7 @@ export function createOrphanSweep({ db, store, blobs, clock, logger }: { db: Db;
       }
     }
     const named = await store.rawPaths(db);
+    for (const p of journalRawPaths?.() ?? []) named.add(p);
     for (const name of await readdir(blobs.dirs.raw).catch(() => [] as string[])) {
       const path = join(blobs.dirs.raw, name);
       if (named.has(path) || !(await olderThan(path, limit))) continue;

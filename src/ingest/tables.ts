@@ -50,8 +50,16 @@ export interface ForwardsTable {
   created_at: number;
 }
 
+/** The one row saying how far the inbound queue holds the acceptance journal (journal.ts). */
+export interface JournalStateTable {
+  id: number;
+  segment: number;
+  position: number;
+}
+
 /** The tables of ingest. */
 export interface IngestTables {
+  journal_state: JournalStateTable;
   inbound: InboundTable;
   inbound_reservations: InboundReservationsTable;
   forwards: ForwardsTable;

@@ -59,7 +59,7 @@ export interface RawDelivery {
    * a buffer; large ones were spilled to a file under `<dataDir>/tmp/` (not yet fsynced: ingest
    * makes it durable and takes ownership of the file).
    */
-  raw: { buffer: Buffer } | { path: string };
+  raw: { chunks: Buffer[]; length: number } | { path: string };
   size: number;
   /** MAIL FROM; null for the null sender `<>`. */
   mailFrom: string | null;

@@ -3,6 +3,7 @@ import type { Db } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import type { BlobStore } from './blobs.js';
 import type { Failure, ParsedRaw } from './commits.js';
+import type { Journal } from './journal.js';
 import type { Envelope, Target } from './message.js';
 import type { StorageThread } from './storage-thread.js';
 import type { IngestStore } from './store.js';
@@ -14,13 +15,20 @@ export const BATCH_ROWS = 256;
 export const BUSY_BATCH_MS = 8;
 /** While mail arrives, the pause after a batch relative to the batch's time. */
 const BUSY_PAUSE_RATIO = 12;
-/** Mail accepted within this many milliseconds means the acceptor is busy. */
+/** API mail committed within this many milliseconds means its acceptor is busy. */
 const BUSY_WINDOW_MS = 100;
 /** Bytes of queued messages per batch (raw rows are loaded whole). */
 export const BATCH_BYTES = 8 * 1024 * 1024;
+/** Journal records moved into the queue per transaction. */
+const MOVE_ROWS = 1024;
 /** Parse attempts before a raw message is given up as failed. */
 export const MAX_ATTEMPTS = 3;
 const POLL_MS = 1000;
+/**
+ * How long storage yields to arriving mail (small batches and pauses) before it takes its full
+ * share: a burst is absorbed by the queue, sustained load beyond what storage keeps up with is not.
+ */
+const MAX_BURST_MS = 30_000;
 /** Longest pause between batches while mail arrives (a slow parse must not stall storage). */
 const MAX_PAUSE_MS = 100;
 
@@ -35,6 +43,8 @@ type InboundRow = Awaited<ReturnType<IngestStore['loadWithoutRaw']>>[number] & {
  */
 export function createIngestWorker(deps: {
   db: Db; store: IngestStore; blobs: BlobStore; thread: StorageThread; clock: Clock; logger: Logger; parser: () => RawParser | null;
+  /** Where SMTP mail is made durable before its 250; its records are moved into the queue first. */
+  journal: Journal;
   /** Set when the parser reads raw bytes from their queue row itself: the rows are then loaded without them. */
   queuedParser?: () => QueuedRawParser | null;
 }) {
@@ -148,26 +158,55 @@ export function createIngestWorker(deps: {
     for (const path of unlink) await blobs.remove(path);
   }
 
+  /**
+   * Moves the oldest acceptance-journal records into the queue (one transaction, durable before the
+   * journal lets go of them). Returns whether there were any.
+   */
+  async function moveJournal(): Promise<boolean> {
+    const next = deps.journal.take(MOVE_ROWS, BATCH_BYTES);
+    if (!next) return false;
+    const paths: Record<number, string> = {};
+    for (const r of next.refs) paths[r.segment] ??= deps.journal.pathOf(r.segment);
+    await deps.thread.move({ paths, refs: next.refs, end: next.end });
+    deps.journal.applied(next.end);
+    return true;
+  }
+
   // Scheduling uses the process's monotonic time (not the injectable clock: it measures, it does not decide what is due).
   let lastAcceptAt = -Infinity;
+  let lastApiAcceptAt = -Infinity;
+  /** When the current stretch of arriving mail began (null: none arriving). */
+  let busySince: number | null = null;
   let msPerRow = 0.5;
   const pause = (ms: number) => new Promise<void>((r) => (ms > 0 ? setTimeout(r, ms) : setImmediate(r)));
 
   /**
-   * Batches until the queue is empty, as a two-stage pipeline: the next batch is picked and its raw
-   * mail parsed (parser threads) while the storage thread stores the previous one. While mail is
-   * arriving the acknowledgements come first: batches are sized to about BUSY_BATCH_MS (an accept
-   * commit waits behind at most one in the storage thread) and followed by a pause of
+   * Batches until the journal and the queue are empty, as a two-stage pipeline: journal records
+   * are moved into the queue, the next batch is picked and its raw mail parsed (parser threads)
+   * while the storage thread stores the previous one. While mail is arriving the acknowledgements
+   * come first: batches are sized to about BUSY_BATCH_MS and followed by a pause of
    * BUSY_PAUSE_RATIO times as long, so storage leaves the cores to accepting and the queue absorbs
-   * the burst; when nothing arrives, full batches run back to back.
+   * the burst, for up to MAX_BURST_MS; after that, full batches run back to back (API mail, which
+   * the storage thread commits and which waits behind a batch, still gets small ones). When
+   * nothing arrives, full batches run back to back. The parser and storage threads run at low
+   * priority (src/threads/priority.ts) throughout.
    */
   async function loop(): Promise<void> {
     try {
       do {
         again = false;
         while (!stopped) {
-          const busy = performance.now() - lastAcceptAt < BUSY_WINDOW_MS;
-          const rows = busy ? Math.max(4, Math.min(BATCH_ROWS, Math.floor(BUSY_BATCH_MS / msPerRow))) : BATCH_ROWS;
+          const now = performance.now();
+          const busy = now - lastAcceptAt < BUSY_WINDOW_MS;
+          if (!busy) busySince = null;
+          else busySince ??= now;
+          // Past the burst window storage stops yielding: under load it cannot keep up with, the
+          // backlog must not grow without bound.
+          const yielding = busy && now - busySince! < MAX_BURST_MS;
+          // API acceptances wait behind a batch in the storage thread; journaled SMTP mail does not.
+          const small = yielding || now - lastApiAcceptAt < BUSY_WINDOW_MS;
+          const rows = small ? Math.max(4, Math.min(BATCH_ROWS, Math.floor(BUSY_BATCH_MS / msPerRow))) : BATCH_ROWS;
+          await moveJournal();
           const next = await prepareBatch(rows);
           // Stopping while parses ran: the rows stay queued for the next start.
           if (stopped) break;
@@ -178,7 +217,7 @@ export function createIngestWorker(deps: {
           storing = storeBatch(next).then(async () => {
             const took = performance.now() - started;
             msPerRow = 0.8 * msPerRow + 0.2 * (took / next.picked.length);
-            if (busy) await pause(Math.min(MAX_PAUSE_MS, BUSY_PAUSE_RATIO * took));
+            if (yielding) await pause(Math.min(MAX_PAUSE_MS, BUSY_PAUSE_RATIO * took));
           });
         }
         if (storing) await storing;
@@ -204,9 +243,10 @@ export function createIngestWorker(deps: {
   return {
     /** Looks for queued rows now. */
     wake,
-    /** Told after each acceptance commit: wakes the worker and marks the acceptor busy. */
-    accepted() {
+    /** Told after each acceptance (an API group commit, or SMTP mail journaled): wakes the worker and marks the acceptor busy. */
+    accepted(kind: 'api' | 'smtp') {
       lastAcceptAt = performance.now();
+      if (kind === 'api') lastApiAcceptAt = lastAcceptAt;
       wake();
     },
     /** Starts working, beginning with whatever a previous run left queued. */

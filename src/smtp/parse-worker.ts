@@ -2,11 +2,14 @@ import { parentPort, workerData } from 'node:worker_threads';
 import { openReader, type Reader } from '../db/read-connection.js';
 import { createLogger } from '../logger.js';
 import { createParserStack } from './parser-stack.js';
+import { lowerThreadPriority } from '../threads/priority.js';
 import type { ParseReplies, ParseReply, ParseRequest, ParseRequests, ParserThreadOptions } from './parse-pool.js';
 
 // One parser thread: mailparser and mailauth run here, off the event loop that serves SMTP and
 // HTTP. A message that hangs or exhausts memory takes down this thread, never the server.
 const options = workerData as ParserThreadOptions;
+// Parsing queued mail is background work: the thread that answers SMTP and HTTP comes first.
+lowerThreadPriority();
 const logger = createLogger(options.logLevel);
 const parse = createParserStack({ hostname: options.hostname, dnsServers: options.dnsServers, dataDir: options.dataDir, logger });
 

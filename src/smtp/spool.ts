@@ -3,8 +3,11 @@ import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 
-/** Where a received message ended up: in memory when small, else in a file of the spool directory. */
-export type SpooledRaw = { buffer: Buffer } | { path: string };
+/**
+ * Where a received message ended up: in memory when small (the chunks as received, never joined:
+ * the journal writes them as they are), else in a file of the spool directory.
+ */
+export type SpooledRaw = { chunks: Buffer[]; length: number } | { path: string };
 
 /** Options of a spool: its directory, the bytes kept in memory before spilling, and the SIZE limit. */
 export interface SpoolOptions {
@@ -109,7 +112,7 @@ export class Spool extends Writable {
   /** The stored message once the stream finished. */
   result(): SpooledRaw {
     if (this.path) return { path: this.path };
-    return { buffer: Buffer.concat(this.chunks, this.buffered) };
+    return { chunks: this.chunks, length: this.buffered };
   }
 
   /** Deletes whatever was stored (an oversized, aborted or refused message). */

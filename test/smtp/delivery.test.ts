@@ -165,15 +165,20 @@ test('a storage failure answers 451 4.3.0 (the sender retries) and leaves nothin
   const small = 'From: x@example.org\r\nSubject: retry me\r\nMessage-ID: <retry-1@example.org>\r\n\r\nsmall\r\n';
   // About 1 MB: past the in-memory threshold, so it is spooled to a file first.
   const large = `From: x@example.org\r\nSubject: retry me too\r\nMessage-ID: <retry-2@example.org>\r\n\r\n${Array.from({ length: 12_000 }, () => 'l'.repeat(80)).join('\r\n')}\r\n`;
-  // The queue table disappears: the commit behind the 250 cannot happen.
-  app.app.sqlite.exec('ALTER TABLE inbound RENAME TO inbound_gone');
+  // The acceptance journal's directory is replaced by a file: the write behind the 250 cannot happen.
+  const fs = await import('node:fs');
+  const journal = `${app.dataDir}/journal`;
+  fs.rmSync(journal, { recursive: true, force: true });
+  fs.writeFileSync(journal, 'not a directory');
   for (const raw of [small, large]) {
     const err = await sendMail(app.smtpPort, { from: 'x@example.org', to: ['vault@fail.test'] }, raw).catch((e) => e);
     t.is(err.responseCode, 451);
     t.regex(err.response, /^451 4\.3\.0 /);
   }
-  t.deepEqual((await import('node:fs')).readdirSync(`${app.dataDir}/tmp`).filter((f) => f.startsWith('smtp-')), [], 'no spool file is left');
-  app.app.sqlite.exec('ALTER TABLE inbound_gone RENAME TO inbound');
+  t.deepEqual(fs.readdirSync(`${app.dataDir}/tmp`).filter((f) => f.startsWith('smtp-')), [], 'no spool file is left');
+  t.deepEqual(fs.readdirSync(`${app.dataDir}/raw`), [], 'the large message\'s raw file went with its refusal');
+  fs.rmSync(journal);
+  fs.mkdirSync(journal);
   for (const raw of [small, large]) t.regex((await sendMail(app.smtpPort, { from: 'x@example.org', to: ['vault@fail.test'] }, raw)).response, /^250 /);
   const items = await waitForEmails(app, key, 2);
   t.deepEqual(items.map((i) => i.subject).sort(), ['retry me', 'retry me too']);

@@ -6,6 +6,7 @@ import * as m004 from './004_mailboxes_extra.js';
 import * as m005 from './005_emails.js';
 import * as m006 from './006_webhooks.js';
 import * as m007 from './007_inbound_queue_cover.js';
+import * as m008 from './008_journal_state.js';
 
 /**
  * Every migration, by name; names sort in the order they run. A capability adds its own numbered
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '005_emails': m005,
   '006_webhooks': m006,
   '007_inbound_queue_cover': m007,
+  '008_journal_state': m008,
 };

@@ -1,0 +1,54 @@
+import { closeSync, openSync, readSync } from 'node:fs';
+import type { Insertable } from 'kysely';
+import type { Db } from '../db/connection.js';
+import { decodeRecord, type RecordRef } from './journal-format.js';
+import type { JournalPosition } from './journal.js';
+import type { IngestStore } from './store.js';
+import type { InboundTable } from './tables.js';
+
+/** Journal records to turn into queue rows, read from the segment files by the storage thread. */
+export interface MoveInput {
+  /** The segment files, by number. */
+  paths: Record<number, string>;
+  refs: RecordRef[];
+  end: JournalPosition;
+}
+
+/** Reads records from their segments: each run of adjacent records in one read, sliced per record. */
+function readRecords(input: MoveInput): Buffer[] {
+  const out: Buffer[] = [];
+  let i = 0;
+  while (i < input.refs.length) {
+    const first = input.refs[i];
+    let j = i + 1;
+    let end = first.offset + first.length;
+    while (j < input.refs.length && input.refs[j].segment === first.segment && input.refs[j].offset === end) end += input.refs[j++].length;
+    const run = Buffer.allocUnsafeSlow(end - first.offset);
+    const fd = openSync(input.paths[first.segment], 'r');
+    try {
+      if (readSync(fd, run, 0, run.length, first.offset) !== run.length) throw new Error(`journal segment ${first.segment} is shorter than its records`);
+    } finally {
+      closeSync(fd);
+    }
+    for (let k = i; k < j; k++) out.push(run.subarray(input.refs[k].offset - first.offset, input.refs[k].offset - first.offset + input.refs[k].length));
+    i = j;
+  }
+  return out;
+}
+
+/**
+ * The move's transaction body: a queue row per record (as the acceptance would have written it)
+ * and the journal position after the last, together, so each record becomes exactly one row.
+ */
+export async function moveRecords(trx: Db, store: IngestStore, input: MoveInput): Promise<number> {
+  const rows: Insertable<InboundTable>[] = readRecords(input).map((record) => {
+    const { entry, raw } = decodeRecord(record);
+    return {
+      kind: 'smtp', message: entry.envelopeJson, targets: entry.targetsJson, raw: entry.rawPath ? null : raw ?? Buffer.alloc(0),
+      raw_path: entry.rawPath, size: entry.size, error: null, created_at: entry.acceptedAt, done_at: null,
+    };
+  });
+  await store.insertInbound(trx, rows);
+  await store.saveJournalPosition(trx, input.end);
+  return rows.length;
+}
