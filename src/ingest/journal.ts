@@ -70,6 +70,7 @@ export function createJournal(deps: { dir: string; logger: Logger; segmentBytes?
       let rest = buffers;
       while (rest.length > 0) {
         let { bytesWritten } = await seg.handle.writev(rest, position);
+        if (bytesWritten === 0) throw new Error('acceptance journal: the disk took no bytes');
         position += bytesWritten;
         const left: Buffer[] = [];
         for (const b of rest) {

@@ -4,19 +4,12 @@ import type { Logger } from '../logger.js';
 import type { BlobStore } from './blobs.js';
 import type { Failure, ParsedRaw } from './commits.js';
 import type { Journal } from './journal.js';
+import { BATCH_ROWS, BUSY_PAUSE_RATIO, pace } from './pace.js';
 import type { Envelope, Target } from './message.js';
 import type { StorageThread } from './storage-thread.js';
 import type { IngestStore } from './store.js';
 import type { QueuedRawParser, RawParser } from './types.js';
 
-/** Rows per batch transaction when no mail is arriving: large batches share the FTS5 and commit cost. */
-export const BATCH_ROWS = 256;
-/** While mail is arriving, a batch aims at this many milliseconds, so acknowledgements never wait long behind it. */
-export const BUSY_BATCH_MS = 8;
-/** While mail arrives, the pause after a batch relative to the batch's time. */
-const BUSY_PAUSE_RATIO = 12;
-/** API mail committed within this many milliseconds means its acceptor is busy. */
-const BUSY_WINDOW_MS = 100;
 /** Bytes of queued messages per batch (raw rows are loaded whole). */
 export const BATCH_BYTES = 8 * 1024 * 1024;
 /** Journal records moved into the queue per transaction. */
@@ -24,11 +17,6 @@ const MOVE_ROWS = 1024;
 /** Parse attempts before a raw message is given up as failed. */
 export const MAX_ATTEMPTS = 3;
 const POLL_MS = 1000;
-/**
- * How long storage yields to arriving mail (small batches and pauses) before it takes its full
- * share: a burst is absorbed by the queue, sustained load beyond what storage keeps up with is not.
- */
-const MAX_BURST_MS = 30_000;
 /** Longest pause between batches while mail arrives (a slow parse must not stall storage). */
 const MAX_PAUSE_MS = 100;
 
@@ -158,24 +146,19 @@ export function createIngestWorker(deps: {
     for (const path of unlink) await blobs.remove(path);
   }
 
-  /**
-   * Moves the oldest acceptance-journal records into the queue (one transaction, durable before the
-   * journal lets go of them). Returns whether there were any.
-   */
-  async function moveJournal(): Promise<boolean> {
+  /** Moves the oldest acceptance-journal records into the queue (one transaction, durable before the journal lets go of them). */
+  async function moveJournal(): Promise<void> {
     const next = deps.journal.take(MOVE_ROWS, BATCH_BYTES);
-    if (!next) return false;
+    if (!next) return;
     const paths: Record<number, string> = {};
     for (const r of next.refs) paths[r.segment] ??= deps.journal.pathOf(r.segment);
     await deps.thread.move({ paths, refs: next.refs, end: next.end });
     deps.journal.applied(next.end);
-    return true;
   }
 
   // Scheduling uses the process's monotonic time (not the injectable clock: it measures, it does not decide what is due).
   let lastAcceptAt = -Infinity;
   let lastApiAcceptAt = -Infinity;
-  /** When the current stretch of arriving mail began (null: none arriving). */
   let busySince: number | null = null;
   let msPerRow = 0.5;
   const pause = (ms: number) => new Promise<void>((r) => (ms > 0 ? setTimeout(r, ms) : setImmediate(r)));
@@ -184,28 +167,19 @@ export function createIngestWorker(deps: {
    * Batches until the journal and the queue are empty, as a two-stage pipeline: journal records
    * are moved into the queue, the next batch is picked and its raw mail parsed (parser threads)
    * while the storage thread stores the previous one. While mail is arriving the acknowledgements
-   * come first: batches are sized to about BUSY_BATCH_MS and followed by a pause of
+   * come first (pace.ts): batches of about BUSY_BATCH_MS, each followed by a pause of
    * BUSY_PAUSE_RATIO times as long, so storage leaves the cores to accepting and the queue absorbs
-   * the burst, for up to MAX_BURST_MS; after that, full batches run back to back (API mail, which
-   * the storage thread commits and which waits behind a batch, still gets small ones). When
-   * nothing arrives, full batches run back to back. The parser and storage threads run at low
-   * priority (src/threads/priority.ts) throughout.
+   * the burst, for up to MAX_BURST_MS; after that, and when nothing arrives, full batches run back
+   * to back. The parser and storage threads run at low priority (src/threads/priority.ts).
    */
   async function loop(): Promise<void> {
     try {
       do {
         again = false;
         while (!stopped) {
-          const now = performance.now();
-          const busy = now - lastAcceptAt < BUSY_WINDOW_MS;
-          if (!busy) busySince = null;
-          else busySince ??= now;
-          // Past the burst window storage stops yielding: under load it cannot keep up with, the
-          // backlog must not grow without bound.
-          const yielding = busy && now - busySince! < MAX_BURST_MS;
-          // API acceptances wait behind a batch in the storage thread; journaled SMTP mail does not.
-          const small = yielding || now - lastApiAcceptAt < BUSY_WINDOW_MS;
-          const rows = small ? Math.max(4, Math.min(BATCH_ROWS, Math.floor(BUSY_BATCH_MS / msPerRow))) : BATCH_ROWS;
+          const step = pace({ now: performance.now(), lastAcceptAt, lastApiAcceptAt, busySince, msPerRow });
+          busySince = step.busySince;
+          const { rows, yielding } = step;
           await moveJournal();
           const next = await prepareBatch(rows);
           // Stopping while parses ran: the rows stay queued for the next start.
