@@ -36,19 +36,36 @@ function readRecords(input: MoveInput): Buffer[] {
   return out;
 }
 
+/** What a move did: rows queued, and the places of records that no longer pass their CRC. */
+export interface MoveResult {
+  moved: number;
+  damaged: Array<{ segment: number; offset: number }>;
+}
+
 /**
  * The move's transaction body: a queue row per record (as the acceptance would have written it)
- * and the journal position after the last, together, so each record becomes exactly one row.
+ * and the journal position after the last, together, so each record becomes exactly one row. A
+ * record damaged on disk since it was written is passed over (and reported): retrying it would
+ * stop every message after it.
  */
-export async function moveRecords(trx: Db, store: IngestStore, input: MoveInput): Promise<number> {
-  const rows: Insertable<InboundTable>[] = readRecords(input).map((record) => {
-    const { entry, raw } = decodeRecord(record);
-    return {
+export async function moveRecords(trx: Db, store: IngestStore, input: MoveInput): Promise<MoveResult> {
+  const rows: Insertable<InboundTable>[] = [];
+  const damaged: MoveResult['damaged'] = [];
+  readRecords(input).forEach((record, i) => {
+    let decoded;
+    try {
+      decoded = decodeRecord(record);
+    } catch {
+      damaged.push({ segment: input.refs[i].segment, offset: input.refs[i].offset });
+      return;
+    }
+    const { entry, raw } = decoded;
+    rows.push({
       kind: 'smtp', message: entry.envelopeJson, targets: entry.targetsJson, raw: entry.rawPath ? null : raw ?? Buffer.alloc(0),
       raw_path: entry.rawPath, size: entry.size, error: null, created_at: entry.acceptedAt, done_at: null,
-    };
+    });
   });
   await store.insertInbound(trx, rows);
   await store.saveJournalPosition(trx, input.end);
-  return rows.length;
+  return { moved: rows.length, damaged };
 }

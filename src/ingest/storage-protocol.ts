@@ -1,7 +1,7 @@
 import type { MarkerCell } from '../emails/markers.js';
 import type { QueuedHint } from '../webhooks/events.js';
 import type { AcceptJob, AcceptOutcome, StoreInput, StoreResult } from './commits.js';
-import type { MoveInput } from './journal-move.js';
+import type { MoveInput, MoveResult } from './journal-move.js';
 
 /** What the storage thread is started with. */
 export interface StorageThreadData {
@@ -19,5 +19,5 @@ export type StorageRequest =
 
 /** The thread's answer to a request. */
 export type StorageReply =
-  | { id: number; ok: true; outcomes?: AcceptOutcome[]; stored?: StoreResult; moved?: number; hints: QueuedHint[] }
+  | { id: number; ok: true; outcomes?: AcceptOutcome[]; stored?: StoreResult; moved?: MoveResult; hints: QueuedHint[] }
   | { id: number; ok: false; error: string };

@@ -6,7 +6,7 @@ import { threadEntry } from '../threads/entry.js';
 import { INGEST_THREAD_OLD_MB } from '../threads/heap-growth.js';
 import type { QueuedHint } from '../webhooks/events.js';
 import type { AcceptJob, AcceptOutcome, StoreInput, StoreResult } from './commits.js';
-import type { MoveInput } from './journal-move.js';
+import type { MoveInput, MoveResult } from './journal-move.js';
 import type { StorageReply, StorageRequest, StorageThreadData } from './storage-protocol.js';
 
 /**
@@ -84,8 +84,8 @@ export function createStorageThread(deps: {
     async accept(jobs: AcceptJob[]): Promise<AcceptOutcome[]> {
       return (await request({ op: 'accept', jobs })).outcomes!;
     },
-    /** Turns acceptance-journal records into queue rows in one durable transaction; resolves with how many. */
-    async move(input: MoveInput): Promise<number> {
+    /** Turns acceptance-journal records into queue rows in one durable transaction. */
+    async move(input: MoveInput): Promise<MoveResult> {
       return (await request({ op: 'move', input })).moved!;
     },
     /** Stores one batch of queued messages in one transaction. */

@@ -152,7 +152,8 @@ export function createIngestWorker(deps: {
     if (!next) return;
     const paths: Record<number, string> = {};
     for (const r of next.refs) paths[r.segment] ??= deps.journal.pathOf(r.segment);
-    await deps.thread.move({ paths, refs: next.refs, end: next.end });
+    const { damaged } = await deps.thread.move({ paths, refs: next.refs, end: next.end });
+    for (const d of damaged) log.error({ journal_segment: d.segment, journal_offset: d.offset }, 'acceptance journal record damaged on disk; passed over');
     deps.journal.applied(next.end);
   }
 
