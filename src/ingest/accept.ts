@@ -20,7 +20,7 @@ export const RAW_IN_ROW_BYTES = 256 * 1024;
  */
 export function createAcceptor(deps: {
   db: Db; store: IngestStore; blobs: BlobStore; resolve: RecipientResolver; thread: StorageThread; journal: Journal; now(): number;
-  /** After an API group commit (the storage thread answers acceptances first while they come). */
+  /** After an API group commit. */
   onCommitted(): void;
   /** After SMTP mail was journaled. */
   onJournaled(): void;

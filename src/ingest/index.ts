@@ -45,7 +45,7 @@ export function createIngest(core: Core, deps: { resolve: RecipientResolver; eve
   const sweepOrphans = createOrphanSweep({ db: core.db, store, blobs, clock: core.clock, logger: core.logger, journalRawPaths: () => journal.pendingRawPaths() });
   core.cron.add({ name: SWEEP_JOB, schedule: '17 * * * *', run: sweepOrphans });
   return {
-    ingest, worker, store, blobs, journal, sweepOrphans,
+    ingest, worker, store, blobs, sweepOrphans,
     /**
      * Recovers the acceptance journal (records not yet in the queue are moved first), then starts
      * the worker; the storage thread starts with the first message to commit or store.
