@@ -48,7 +48,7 @@ export function createAcceptor(deps: {
       }
       const message: StoredMessage = { ...msg, attachments: await storeAttachments(msg.attachments, blobs) };
       const target: Target = { tenantId, mailboxIds: [...new Set(resolution.mailboxIds)], forwards: [...new Set(resolution.forwards)], address: msg.toEmail };
-      await group.submit({ kind: 'api', messageJson: JSON.stringify(message), messageId: message.messageId, target, size: apiMessageSize(message) });
+      await group.submit({ messageJson: JSON.stringify(message), messageId: message.messageId, target, size: apiMessageSize(message) });
     },
 
     /**

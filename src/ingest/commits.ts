@@ -14,7 +14,7 @@ const MB = 1024 * 1024;
  * accepting side hands it to the storage thread: already serialised, so crossing threads copies
  * strings rather than object graphs.
  */
-export type AcceptJob = { kind: 'api'; messageJson: string; messageId: string; target: Target; size: number };
+export type AcceptJob = { messageJson: string; messageId: string; target: Target; size: number };
 
 /** A job's outcome: committed, or the API error to answer it with. */
 export type AcceptOutcome = { ok: true } | { ok: false; status: 409 | 422; reason: string };

@@ -33,6 +33,8 @@ export function createJournal(deps: { dir: string; logger: Logger; segmentBytes?
   const segmentBytes = deps.segmentBytes ?? SEGMENT_BYTES;
   const log = deps.logger.child({ component: 'journal' });
   const pending: Pending[] = [];
+  /** Segment files on disk, by number. */
+  const segments = new Set<number>();
   let current: { segment: number; handle: FileHandle; size: number } | null = null;
   let nextSegment = 1;
   const pathOf = (n: number) => join(dir, segmentName(n));
@@ -43,6 +45,7 @@ export function createJournal(deps: { dir: string; logger: Logger; segmentBytes?
     current = null;
     const segment = nextSegment++;
     const handle = await open(pathOf(segment), 'wx', 0o600);
+    segments.add(segment);
     const dirHandle = await open(dir, 'r');
     try {
       await dirHandle.sync();
@@ -98,8 +101,6 @@ export function createJournal(deps: { dir: string; logger: Logger; segmentBytes?
   const group = createGroupCommit(commit);
 
   return {
-    dir,
-
     /**
      * Recovers the journal: segments the database already holds whole go, and the whole records
      * of the others after `applied` are pending again. A segment's torn tail (a crash during a
@@ -116,6 +117,7 @@ export function createJournal(deps: { dir: string; logger: Logger; segmentBytes?
           unlinkSync(pathOf(n));
           continue;
         }
+        segments.add(n);
         const from = applied && n === applied.segment ? applied.offset : 0;
         const { records, end } = scanSegment(pathOf(n), n, from);
         pending.push(...records);
@@ -152,11 +154,10 @@ export function createJournal(deps: { dir: string; logger: Logger; segmentBytes?
       while (n < pending.length && (pending[n].segment < end.segment || (pending[n].segment === end.segment && pending[n].offset < end.offset))) n++;
       pending.splice(0, n);
       const keepFrom = pending.length ? pending[0].segment : current?.segment ?? nextSegment;
-      for (const name of readdirSync(dir)) {
-        const m = SEGMENT_NAME.exec(name);
-        if (m && Number(m[1]) < keepFrom && Number(m[1]) !== current?.segment) {
-          try { unlinkSync(join(dir, name)); } catch { /* already gone */ }
-        }
+      for (const n of segments) {
+        if (n >= keepFrom || n === current?.segment) continue;
+        segments.delete(n);
+        try { unlinkSync(pathOf(n)); } catch { /* already gone */ }
       }
     },
 

@@ -9,12 +9,12 @@ import { walSyncer } from '../db/durability.js';
 import { createMarkers } from '../emails/markers.js';
 import { createEmailStore } from '../emails/store.js';
 import { createEmailWriter } from '../emails/writer.js';
+import { lowerThreadPriority } from '../threads/priority.js';
 import { createEventRecorder, type QueuedHint } from '../webhooks/events.js';
 import { acceptGroup, storeBatch } from './commits.js';
 import { moveRecords } from './journal-move.js';
 import type { StorageReply, StorageRequest, StorageThreadData } from './storage-protocol.js';
 import { createIngestStore } from './store.js';
-import { lowerThreadPriority } from '../threads/priority.js';
 
 // Storing queued mail is background work: the thread that answers SMTP and HTTP comes first.
 lowerThreadPriority();

@@ -56,7 +56,7 @@ export type RecipientResolver = (address: string) => Promise<Resolution>;
 export interface RawDelivery {
   /**
    * The message exactly as received, with our Received: header prepended. Small messages come as
-   * a buffer; large ones were spilled to a file under `<dataDir>/tmp/` (not yet fsynced: ingest
+   * the pieces the DATA stream handed over (`length` bytes in all); large ones were spilled to a file under `<dataDir>/tmp/` (not yet fsynced: ingest
    * makes it durable and takes ownership of the file).
    */
   raw: { chunks: Buffer[]; length: number } | { path: string };

@@ -1,8 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openReader, type Reader } from '../db/read-connection.js';
 import { createLogger } from '../logger.js';
-import { createParserStack } from './parser-stack.js';
 import { lowerThreadPriority } from '../threads/priority.js';
+import { createParserStack } from './parser-stack.js';
 import type { ParseReplies, ParseReply, ParseRequest, ParseRequests, ParserThreadOptions } from './parse-pool.js';
 
 // One parser thread: mailparser and mailauth run here, off the event loop that serves SMTP and
