@@ -33,5 +33,6 @@ EXPOSE 8080 2525
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.MAILSTEAD_HTTP_PORT||8080)+'/api/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 STOPSIGNAL SIGTERM
-# The same command as `npm start` (package.json; a test keeps them equal).
-CMD ["node", "dist/src/main.js"]
+# The same command as `npm start` (package.json; a test keeps them equal, and ENV above carries
+# the variables it sets). --max-semi-space-size: see docs/PERFORMANCE.md, session 10.
+CMD ["node", "--max-semi-space-size=4", "dist/src/main.js"]

@@ -36,7 +36,7 @@ export function startServer(dataDir: string, main?: string): Promise<BenchServer
   // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the server.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   const child = spawn(process.execPath, [...nodeArgs, ...serverArgs(main)], {
-    cwd: ROOT, env: { ...process.env, ...benchEnv(dataDir) }, stdio: ['ignore', 'pipe', 'inherit'],
+    cwd: ROOT, env: { ...process.env, ...startEnv(), ...benchEnv(dataDir) }, stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   return new Promise((resolve, reject) => {
@@ -104,15 +104,23 @@ function builtIsCurrent(): boolean {
   return newest(join(ROOT, 'dist', 'src')) >= newest(join(ROOT, 'src'));
 }
 
-/**
- * The node flags `npm start` gives the server (package.json `scripts.start`, `node <flags> dist/src/main.js`;
- * the Dockerfile's CMD carries the same ones): the benchmarks measure the server as it is deployed.
- */
-export function startFlags(): string[] {
+/** `npm start`'s command (package.json `scripts.start`: `[NAME=value ...] node <flags> dist/src/main.js`), in words. */
+function startWords(): { env: Record<string, string>; flags: string[] } {
   const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
   const words = start.trim().split(/\s+/);
-  return words[0] === 'node' ? words.slice(1, -1) : [];
+  const node = words.indexOf('node');
+  const env = Object.fromEntries(words.slice(0, Math.max(node, 0)).map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]));
+  return { env, flags: node >= 0 ? words.slice(node + 1, -1) : [] };
 }
+
+/**
+ * The node flags `npm start` gives the server (the Dockerfile's CMD carries the same ones): the
+ * benchmarks measure the server as it is deployed.
+ */
+export const startFlags = (): string[] => startWords().flags;
+
+/** The environment variables `npm start` sets for the server (the Dockerfile's ENV sets them too). */
+export const startEnv = (): Record<string, string> => startWords().env;
 
 /**
  * The server's node arguments: npm start's flags, then `main` when given, else the build when it

@@ -26,7 +26,7 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import { encodeListCursor } from '../../src/emails/cursor.js';
-import { benchEnv, ROOT, serverArgs } from './email-bench-server.js';
+import { benchEnv, ROOT, serverArgs, startEnv } from './email-bench-server.js';
 
 const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
 const args = new Map(process.argv.slice(2).filter((a) => a.startsWith('--')).map((a) => a.slice(2).split('=') as [string, string]));
@@ -72,7 +72,7 @@ function cpuMs(pid: number): { total: number; system: number; main: number } | n
 function startServer(): Promise<{ pid: number; base: string; stop(): Promise<void> }> {
   // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the server.
   const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, ...MAIN], { cwd: ROOT, env: { ...process.env, ...benchEnv(dataDir) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...nodeArgs, ...MAIN], { cwd: ROOT, env: { ...process.env, ...startEnv(), ...benchEnv(dataDir) }, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   return new Promise((resolve, reject) => {
     let out = '';

@@ -117,7 +117,9 @@ export function openConnection(dataDir: string, opts: ConnectionOptions = {}) {
  */
 export async function openDatabase(dataDir: string, opts: Omit<ConnectionOptions, 'cacheMb'> & { onCheckpointError?(err: unknown): void } = {}): Promise<Database_> {
   mkdirSync(dataDir, { recursive: true });
-  const { db, sqlite } = openConnection(dataDir, { cacheMb: 8, ...opts });
+  // 2 MB: the server's own connection writes provisioning and answers reads only until reader
+  // threads start (read-pool.ts); a larger cache only held pages the OS page cache also holds.
+  const { db, sqlite } = openConnection(dataDir, { cacheMb: 2, ...opts });
   try {
     await migrate(db);
   } catch (err) {

@@ -46,7 +46,9 @@ export function readerOf(db: Db): Reader | Promise<Reader> {
   let r = readers.get(db);
   if (!r) {
     const opening = databaseFileOf(db).then((file) => {
-      const reader = openReader(file);
+      // 2 MB: this connection answers reads only until reader threads start (read-pool.ts), at a
+      // few hundred a second at most; the OS page cache holds the rest.
+      const reader = openReader(file, { cacheKb: 2048 });
       readers.set(db, reader);
       onDestroy(db, () => reader.close());
       return reader;

@@ -58,8 +58,10 @@ export function createEmailStore() {
       for (let i = 0; i < rows.length; i += 200) {
         const part = rows.slice(i, i + 200);
         await insertEmailRows.run(db, part);
-        const ids = await db.selectFrom('emails').select('id').where('id', 'in', part.map((r) => r.id)).execute();
-        for (const r of ids) stored.add(r.id);
+        // The ids are new, so a range finds exactly the rows just inserted (one statement for any count).
+        const inPart = new Set(part.map((r) => r.id));
+        const ids = await db.selectFrom('emails').select('id').where('id', '>=', Math.min(...inPart)).where('id', '<=', Math.max(...inPart)).execute();
+        for (const r of ids) if (inPart.has(r.id)) stored.add(r.id);
       }
       return stored;
     },

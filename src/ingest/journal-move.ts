@@ -14,16 +14,34 @@ export interface MoveInput {
   end: JournalPosition;
 }
 
+/** Reads of up to this many bytes reuse one buffer. */
+const SCRATCH_MAX = 4 * 1024 * 1024;
+let scratch: Buffer | null = null;
+
+/**
+ * A buffer for one move's reads. Reused because a fresh multi-megabyte buffer per move stays
+ * resident until the thread's next full GC; the rows bound from it are copied by SQLite, so it is
+ * free again once the move's transaction has run.
+ */
+function moveBuffer(bytes: number): Buffer {
+  if (bytes > SCRATCH_MAX) return Buffer.allocUnsafeSlow(bytes);
+  if (!scratch || scratch.length < bytes) scratch = Buffer.allocUnsafeSlow(Math.max(bytes, 1024 * 1024));
+  return scratch;
+}
+
 /** Reads records from their segments: each run of adjacent records in one read, sliced per record. */
 function readRecords(input: MoveInput): Buffer[] {
   const out: Buffer[] = [];
+  const buffer = moveBuffer(input.refs.reduce((n, ref) => n + ref.length, 0));
+  let at = 0;
   let i = 0;
   while (i < input.refs.length) {
     const first = input.refs[i];
     let j = i + 1;
     let end = first.offset + first.length;
     while (j < input.refs.length && input.refs[j].segment === first.segment && input.refs[j].offset === end) end += input.refs[j++].length;
-    const run = Buffer.allocUnsafeSlow(end - first.offset);
+    const run = buffer.subarray(at, at + end - first.offset);
+    at += run.length;
     const fd = openSync(input.paths[first.segment], 'r');
     try {
       if (readSync(fd, run, 0, run.length, first.offset) !== run.length) throw new Error(`journal segment ${first.segment} is shorter than its records`);

@@ -1,5 +1,7 @@
 import { sql, type Insertable } from 'kysely';
 import type { Db } from '../db/connection.js';
+import { jsonList } from '../db/json-list.js';
+import { multiRowInsert } from '../db/multi-row.js';
 import type { ForwardsTable, InboundTable } from './tables.js';
 
 /** A (mailbox, message_id) pair whose uniqueness ingest checks. */
@@ -11,27 +13,33 @@ export interface MessageKey {
 /** The key of a pair in a Set. */
 export const messageKey = (k: MessageKey) => `${k.mailboxId}\u0000${k.messageId}`;
 
+type NewInboundRow = Insertable<InboundTable> & { id: number };
+const insertInboundRows = multiRowInsert<NewInboundRow>('INSERT INTO inbound', [
+  'id', 'kind', 'message', 'targets', 'raw', 'raw_path', 'size', 'error', 'created_at', 'done_at',
+], '', { maxBytes: 1024 * 1024, bytesOf: (r) => (r.raw?.length ?? 0) + r.message.length });
+
 /** Every query of ingestion: the inbound queue, message-id reservations, forwards, mailbox quotas. */
 export function createIngestStore() {
   return {
     /** Which of these pairs are already stored or queued. */
     async takenKeys(db: Db, keys: MessageKey[]): Promise<Set<string>> {
       const taken = new Set<string>();
-      for (let i = 0; i < keys.length; i += 2000) {
-        const pairs = sql.join(keys.slice(i, i + 2000).map((k) => sql`(${k.mailboxId}, ${k.messageId})`));
-        const rows = await sql<{ mailbox_id: number; message_id: string }>`
-          SELECT mailbox_id, message_id FROM emails WHERE (mailbox_id, message_id) IN (VALUES ${pairs})
-          UNION ALL
-          SELECT mailbox_id, message_id FROM inbound_reservations WHERE (mailbox_id, message_id) IN (VALUES ${pairs})`.execute(db);
-        for (const r of rows.rows) taken.add(messageKey({ mailboxId: r.mailbox_id, messageId: r.message_id }));
-      }
+      if (keys.length === 0) return taken;
+      // One JSON parameter, so one prepared statement whatever the count (see json-list.ts).
+      const pairs = JSON.stringify(keys.map((k) => [k.mailboxId, k.messageId]));
+      const rows = await sql<{ mailbox_id: number; message_id: string }>`
+        WITH k(mailbox_id, message_id) AS MATERIALIZED (SELECT value ->> 0, value ->> 1 FROM json_each(${pairs}))
+        SELECT e.mailbox_id, e.message_id FROM k JOIN emails e ON e.mailbox_id = k.mailbox_id AND e.message_id = k.message_id
+        UNION ALL
+        SELECT r.mailbox_id, r.message_id FROM k JOIN inbound_reservations r ON r.mailbox_id = k.mailbox_id AND r.message_id = k.message_id`.execute(db);
+      for (const r of rows.rows) taken.add(messageKey({ mailboxId: r.mailbox_id, messageId: r.message_id }));
       return taken;
     },
 
     /** Quota and usage of mailboxes. */
     quotas: (db: Db, mailboxIds: number[]) =>
       mailboxIds.length === 0 ? Promise.resolve([])
-        : db.selectFrom('mailboxes').select(['id', 'tenant_id', 'quota_mb', 'used_bytes']).where('id', 'in', mailboxIds).execute(),
+        : db.selectFrom('mailboxes').select(['id', 'tenant_id', 'quota_mb', 'used_bytes']).where('id', 'in', jsonList(mailboxIds)).execute(),
 
     /**
      * Inserts queue rows in one statement and returns their ids, in order. Ids are assigned here
@@ -43,9 +51,7 @@ export function createIngestStore() {
       const max = await db.selectFrom('inbound').select((eb) => eb.fn.max('id').as('m')).executeTakeFirst();
       const first = Number(max?.m ?? 0) + 1;
       const ids = rows.map((_, i) => first + i);
-      for (let i = 0; i < rows.length; i += 200) {
-        await db.insertInto('inbound').values(rows.slice(i, i + 200).map((r, j) => ({ ...r, id: ids[i + j] }))).execute();
-      }
+      await insertInboundRows.run(db, rows.map((r, i) => ({ ...r, id: ids[i] })));
       return ids;
     },
 
@@ -70,21 +76,21 @@ export function createIngestStore() {
 
     /** Rows of the inbound queue without their raw bytes (a parser thread reads those itself). */
     loadWithoutRaw: (db: Db, ids: number[]) =>
-      db.selectFrom('inbound').select(['id', 'kind', 'status', 'message', 'targets', 'raw_path', 'size', 'attempts']).where('id', 'in', ids).orderBy('id').execute(),
+      db.selectFrom('inbound').select(['id', 'kind', 'status', 'message', 'targets', 'raw_path', 'size', 'attempts']).where('id', 'in', jsonList(ids)).orderBy('id').execute(),
 
     /** Full rows of the inbound queue. */
     load: (db: Db, ids: number[]) =>
-      db.selectFrom('inbound').selectAll().where('id', 'in', ids).orderBy('id').execute(),
+      db.selectFrom('inbound').selectAll().where('id', 'in', jsonList(ids)).orderBy('id').execute(),
 
     /** Marks rows stored (keeping their message and raw bytes); rows nothing references any more are removed instead. */
     async finish(db: Db, done: Array<{ id: number; keep: boolean }>) {
       const keep = done.filter((d) => d.keep).map((d) => d.id);
       const drop = done.filter((d) => !d.keep).map((d) => d.id);
       const all = done.map((d) => d.id);
-      if (all.length) await db.deleteFrom('inbound_reservations').where('inbound_id', 'in', all).execute();
+      if (all.length) await db.deleteFrom('inbound_reservations').where('inbound_id', 'in', jsonList(all)).execute();
       // A same-size status and no done_at: the row is overwritten in place, its raw bytes untouched (tables.ts).
-      if (keep.length) await db.updateTable('inbound').set({ status: 'stored' }).where('id', 'in', keep).execute();
-      if (drop.length) await db.deleteFrom('inbound').where('id', 'in', drop).execute();
+      if (keep.length) await db.updateTable('inbound').set({ status: 'stored' }).where('id', 'in', jsonList(keep)).execute();
+      if (drop.length) await db.deleteFrom('inbound').where('id', 'in', jsonList(drop)).execute();
     },
 
     /** Gives up on a row that cannot be stored (its reservations go, so the message_id is free again). */

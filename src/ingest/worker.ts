@@ -14,6 +14,8 @@ import type { QueuedRawParser, RawParser } from './types.js';
 export const BATCH_BYTES = 8 * 1024 * 1024;
 /** Journal records moved into the queue per transaction. */
 const MOVE_ROWS = 1024;
+/** Bytes of journal records per move: the storage thread reads them into one buffer and binds them to its inserts. */
+const MOVE_BYTES = 2 * 1024 * 1024;
 /** Parse attempts before a raw message is given up as failed. */
 export const MAX_ATTEMPTS = 3;
 const POLL_MS = 1000;
@@ -148,7 +150,7 @@ export function createIngestWorker(deps: {
 
   /** Moves the oldest acceptance-journal records into the queue (one transaction, durable before the journal lets go of them). */
   async function moveJournal(): Promise<void> {
-    const next = deps.journal.take(MOVE_ROWS, BATCH_BYTES);
+    const next = deps.journal.take(MOVE_ROWS, MOVE_BYTES);
     if (!next) return;
     const paths: Record<number, string> = {};
     for (const r of next.refs) paths[r.segment] ??= deps.journal.pathOf(r.segment);

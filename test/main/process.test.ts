@@ -52,12 +52,17 @@ test('a bad configuration value stops the process with a message naming the vari
   t.regex(err!.message, /MAILSTEAD_HTTP_PORT/);
 });
 
-test('npm start and the Docker image run the server with the same node flags', (t) => {
+test('npm start and the Docker image run the server with the same node flags and environment', (t) => {
   const root = new URL('../../', import.meta.url);
-  const start = (JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
-  const cmd = /^CMD (\[.*\])$/m.exec(readFileSync(new URL('Dockerfile', root), 'utf8'));
+  const words = (JSON.parse(readFileSync(new URL('package.json', root), 'utf8')) as { scripts: { start: string } }).scripts.start.split(/\s+/);
+  const env = words.filter((w, i) => i < words.indexOf('node') && /^[A-Z_]+=/.test(w));
+  const start = words.slice(env.length);
+  const dockerfile = readFileSync(new URL('Dockerfile', root), 'utf8');
+  const cmd = /^CMD (\[.*\])$/m.exec(dockerfile);
   t.truthy(cmd, 'the Dockerfile has an exec-form CMD');
-  const docker = JSON.parse(cmd![1]) as string[];
-  t.deepEqual(docker, start);
+  t.deepEqual(JSON.parse(cmd![1]) as string[], start);
   t.is(start.at(-1), 'dist/src/main.js');
+  // The runtime stage's ENV sets each variable npm start sets, to the same value.
+  const runtime = dockerfile.slice(dockerfile.lastIndexOf('FROM '));
+  for (const kv of env) t.regex(runtime, new RegExp(`^\\s*(ENV\\s+)?${kv}(\\s|$)`, 'm'), kv);
 });
