@@ -35,4 +35,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
 STOPSIGNAL SIGTERM
 # The same command as `npm start` (package.json; a test keeps them equal, and ENV above carries
 # the variables it sets). --max-semi-space-size: see docs/PERFORMANCE.md, session 10.
-CMD ["node", "--max-semi-space-size=4", "dist/src/main.js"]
+CMD ["node", "--max-semi-space-size=8", "dist/src/main.js"]

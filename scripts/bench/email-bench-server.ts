@@ -33,9 +33,7 @@ export interface BenchServer {
  * serverArgs) and resolves once it logged its HTTP port (60 s at most).
  */
 export function startServer(dataDir: string, main?: string): Promise<BenchServer> {
-  // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the server.
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, ...serverArgs(main)], {
+  const child = spawn(process.execPath, serverArgs(main), {
     cwd: ROOT, env: { ...process.env, ...startEnv(), ...benchEnv(dataDir) }, stdio: ['ignore', 'pipe', 'inherit'],
   });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
@@ -123,8 +121,11 @@ export const startFlags = (): string[] => startWords().flags;
 export const startEnv = (): Record<string, string> => startWords().env;
 
 /**
- * The server's node arguments: npm start's flags, then `main` when given, else the build when it
- * is current, else the sources through tsx.
+ * The server's node arguments: npm start's flags, then BENCH_NODE_ARGS (e.g. "--cpu-prof
+ * --cpu-prof-dir=/tmp/prof"; after npm start's, so a flag given there wins), then `main` when
+ * given, else the build when it is current, else the sources through tsx.
  */
-export const serverArgs = (main?: string): string[] =>
-  [...startFlags(), ...(main ? [main] : builtIsCurrent() ? [BUILT_MAIN] : ['--import', 'tsx', 'src/main.ts'])];
+export const serverArgs = (main?: string): string[] => [
+  ...startFlags(), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  ...(main ? [main] : builtIsCurrent() ? [BUILT_MAIN] : ['--import', 'tsx', 'src/main.ts']),
+];

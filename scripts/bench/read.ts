@@ -70,9 +70,7 @@ function cpuMs(pid: number): { total: number; system: number; main: number } | n
 
 /** Starts the server on the data dir and resolves once it logged its HTTP port (60 s at most). */
 function startServer(): Promise<{ pid: number; base: string; stop(): Promise<void> }> {
-  // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the server.
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
-  const child = spawn(process.execPath, [...nodeArgs, ...MAIN], { cwd: ROOT, env: { ...process.env, ...startEnv(), ...benchEnv(dataDir) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, MAIN, { cwd: ROOT, env: { ...process.env, ...startEnv(), ...benchEnv(dataDir) }, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   return new Promise((resolve, reject) => {
     let out = '';

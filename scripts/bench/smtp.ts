@@ -14,7 +14,8 @@
  *   measure a sustained rate end to end rather than how a burst beyond it drains)
  *   (--client: the senders of phases 1 and 2: smtp-client.ts, the same dialogue as nodemailer's
  *   SMTPConnection without its per-byte data loop (default), or SMTPConnection itself)
- *   (BENCH_NODE_ARGS: node flags for the server, e.g. "--cpu-prof"; BENCH_SERVER_OUT=FILE: append its stdout there)
+ *   (BENCH_NODE_ARGS: node flags for the server after npm start's, e.g. "--cpu-prof"; BENCH_SERVER_ENV="NAME=value ...":
+ *   variables for the server alone; BENCH_SERVER_OUT=FILE: append its stdout there)
  *   [--main=FILE] (default: dist/src/main.js when built after the last source change, else src/main.ts through tsx)
  * Bounded: every phase has its duration and every wait a deadline.
  */
@@ -66,11 +67,9 @@ function run(args: string[]): Promise<string> {
 }
 
 function startServer(): Promise<{ child: ChildProcess; httpPort: number; smtpPort: number }> {
-  // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the server.
-  const nodeArgs = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
   // BENCH_SERVER_ENV ("NAME=value ...") is given to the server alone (e.g. LD_PRELOAD for a heap profiler).
   const serverEnv = Object.fromEntries((process.env.BENCH_SERVER_ENV ?? '').split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
-  const child = spawn(process.execPath, [...nodeArgs, ...MAIN], { cwd: ROOT, env: { ...env, ...startEnv(), ...serverEnv }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, MAIN, { cwd: ROOT, env: { ...env, ...startEnv(), ...serverEnv }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let buf = '';
     let httpPort = 0;
