@@ -2,7 +2,7 @@ import { sql, type Insertable } from 'kysely';
 import type { Db } from '../db/connection.js';
 import { jsonList } from '../db/json-list.js';
 import { multiRowInsert } from '../db/multi-row.js';
-import type { ForwardsTable, InboundTable } from './tables.js';
+import type { ForwardsTable, InboundReservationsTable, InboundTable } from './tables.js';
 
 /** A (mailbox, message_id) pair whose uniqueness ingest checks. */
 export interface MessageKey {
@@ -17,6 +17,7 @@ type NewInboundRow = Insertable<InboundTable> & { id: number };
 const insertInboundRows = multiRowInsert<NewInboundRow>('INSERT INTO inbound', [
   'id', 'kind', 'message', 'targets', 'raw', 'raw_path', 'size', 'error', 'created_at', 'done_at',
 ], '', { maxBytes: 1024 * 1024, bytesOf: (r) => (r.raw?.length ?? 0) + r.message.length });
+const insertReservationRows = multiRowInsert<InboundReservationsTable>('INSERT INTO inbound_reservations', ['mailbox_id', 'message_id', 'inbound_id']);
 
 /** Every query of ingestion: the inbound queue, message-id reservations, forwards, mailbox quotas. */
 export function createIngestStore() {
@@ -65,9 +66,7 @@ export function createIngestStore() {
       db.insertInto('journal_state').values({ id: 1, segment: p.segment, position: p.offset })
         .onConflict((oc) => oc.column('id').doUpdateSet({ segment: p.segment, position: p.offset })).execute(),
 
-    async reserve(db: Db, rows: Array<{ mailbox_id: number; message_id: string; inbound_id: number }>) {
-      for (let i = 0; i < rows.length; i += 500) await db.insertInto('inbound_reservations').values(rows.slice(i, i + 500)).execute();
-    },
+    reserve: (db: Db, rows: InboundReservationsTable[]) => insertReservationRows.run(db, rows).then(() => undefined),
 
     /** The oldest queued rows after id `after`, without their payload. */
     queued: (db: Db, after: number, limit: number) =>
