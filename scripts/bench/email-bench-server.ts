@@ -107,9 +107,12 @@ function startWords(): { env: Record<string, string>; flags: string[] } {
   const start = (JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }).scripts.start;
   const words = start.trim().split(/\s+/);
   const node = words.indexOf('node');
-  const env = Object.fromEntries(words.slice(0, Math.max(node, 0)).map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]));
-  return { env, flags: node >= 0 ? words.slice(node + 1, -1) : [] };
+  return { env: assignments(words.slice(0, Math.max(node, 0))), flags: node >= 0 ? words.slice(node + 1, -1) : [] };
 }
+
+/** `NAME=value` words as an environment. */
+export const assignments = (words: string[]): Record<string, string> =>
+  Object.fromEntries(words.map((w) => [w.slice(0, w.indexOf('=')), w.slice(w.indexOf('=') + 1)]));
 
 /**
  * The node flags `npm start` gives the server (the Dockerfile's CMD carries the same ones): the

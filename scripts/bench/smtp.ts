@@ -20,7 +20,7 @@
  * Bounded: every phase has its duration and every wait a deadline.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { processCpuMs, serverArgs, startEnv } from './email-bench-server.js';
+import { assignments, processCpuMs, serverArgs, startEnv } from './email-bench-server.js';
 import { appendFileSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -68,7 +68,7 @@ function run(args: string[]): Promise<string> {
 
 function startServer(): Promise<{ child: ChildProcess; httpPort: number; smtpPort: number }> {
   // BENCH_SERVER_ENV ("NAME=value ...") is given to the server alone (e.g. LD_PRELOAD for a heap profiler).
-  const serverEnv = Object.fromEntries((process.env.BENCH_SERVER_ENV ?? '').split(' ').filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]));
+  const serverEnv = assignments((process.env.BENCH_SERVER_ENV ?? '').split(' ').filter(Boolean));
   const child = spawn(process.execPath, MAIN, { cwd: ROOT, env: { ...env, ...startEnv(), ...serverEnv }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let buf = '';

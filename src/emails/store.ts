@@ -55,14 +55,12 @@ export function createEmailStore() {
     /** Inserts emails with their ids; a row whose mailbox already has its message_id is skipped. Returns the ids stored. */
     async insertEmails(db: Db, rows: NewEmailRow[]): Promise<Set<number>> {
       const stored = new Set<number>();
-      for (let i = 0; i < rows.length; i += 200) {
-        const part = rows.slice(i, i + 200);
-        await insertEmailRows.run(db, part);
-        // The ids are new, so a range finds exactly the rows just inserted (one statement for any count).
-        const inPart = new Set(part.map((r) => r.id));
-        const ids = await db.selectFrom('emails').select('id').where('id', '>=', Math.min(...inPart)).where('id', '<=', Math.max(...inPart)).execute();
-        for (const r of ids) if (inPart.has(r.id)) stored.add(r.id);
-      }
+      if (rows.length === 0) return stored;
+      await insertEmailRows.run(db, rows);
+      // The ids are new, so a range finds exactly the rows just inserted (one statement for any count).
+      const ours = new Set(rows.map((r) => r.id));
+      const ids = await db.selectFrom('emails').select('id').where('id', '>=', Math.min(...ours)).where('id', '<=', Math.max(...ours)).execute();
+      for (const r of ids) if (ours.has(r.id)) stored.add(r.id);
       return stored;
     },
 
