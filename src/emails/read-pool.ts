@@ -107,6 +107,10 @@ export function createReadPool(opts: {
   let flushing: NodeJS.Immediate | null = null;
   let pausedUntil = 0;
   let closed = false;
+  // Reads that arrive in one turn of the event loop came in at the same time, from different clients.
+  let turnReads = 0;
+  let turnEnd: NodeJS.Immediate | null = null;
+  let overlappedAt = -Infinity;
 
   /** Drops a thread; its outstanding jobs are run here instead. */
   function drop(slot: Slot, err: Error | null): void {
@@ -166,9 +170,13 @@ export function createReadPool(opts: {
       const now = Date.now();
       if (now - windowStart >= 1000) { windowStart = now; windowReads = 0; }
       windowReads++;
-      // A further thread only for reads that overlap: one client paging through mail one request at a
-      // time keeps a single thread (and the memory of one isolate and page cache).
-      if (slots.length < opts.threads && windowReads > startRate && now >= pausedUntil && slots.every((s) => s.pending.size > 0)) slots.push(spawn());
+      if (++turnReads === 2) overlappedAt = now;
+      turnEnd ??= setImmediate(() => { turnEnd = null; turnReads = 0; });
+      // Threads only for reads that overlap: a client paging through mail one request at a time
+      // gains little from a thread but would carry its isolate and page cache (some 25 MB), so the
+      // first thread waits for reads that arrive together; a further one for every thread busy.
+      const overlap = slots.length === 0 ? now - overlappedAt < 1000 : slots.every((s) => s.pending.size > 0);
+      if (slots.length < opts.threads && windowReads > startRate && now >= pausedUntil && overlap) slots.push(spawn());
       let best: Slot | null = null;
       for (const s of slots) if (s.ready && (!best || s.pending.size < best.pending.size)) best = s;
       if (!best) return null;
@@ -190,6 +198,7 @@ export function createReadPool(opts: {
       closed = true;
       idle.cancel();
       if (flushing) clearImmediate(flushing);
+      if (turnEnd) clearImmediate(turnEnd);
       const old = slots;
       for (const s of old) drop(s, null);
       await Promise.all(old.map((s) => s.worker.terminate()));

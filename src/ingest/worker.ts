@@ -167,13 +167,16 @@ export function createIngestWorker(deps: {
   const pause = (ms: number) => new Promise<void>((r) => (ms > 0 ? setTimeout(r, ms) : setImmediate(r)));
 
   /**
-   * Batches until the journal and the queue are empty, as a two-stage pipeline: journal records
-   * are moved into the queue, the next batch is picked and its raw mail parsed (parser threads)
-   * while the storage thread stores the previous one. While mail is arriving the acknowledgements
-   * come first (pace.ts): batches of about BUSY_BATCH_MS, each followed by a pause of
-   * BUSY_PAUSE_RATIO times as long, so storage leaves the cores to accepting and the queue absorbs
-   * the burst, for up to MAX_BURST_MS; after that, and when nothing arrives, full batches run back
-   * to back. The parser and storage threads run at low priority (src/threads/priority.ts).
+   * Batches until the journal and the queue are empty, as a two-stage pipeline: the next batch is
+   * picked and its raw mail parsed (parser threads) while the storage thread stores the previous
+   * one and then moves the next journal records into the queue. (The move follows the store on the
+   * storage thread: were it awaited before parsing, as it once was, parsing would wait for the
+   * store, and the two stages would take turns instead of running together.) While mail is
+   * arriving the acknowledgements come first (pace.ts): batches of about BUSY_BATCH_MS, each
+   * followed by a pause of BUSY_PAUSE_RATIO times as long, so storage leaves the cores to accepting
+   * and the queue absorbs the burst, for up to MAX_BURST_MS; after that, and when nothing arrives,
+   * full batches run back to back. The parser and storage threads run at low priority
+   * (src/threads/priority.ts).
    */
   async function loop(): Promise<void> {
     try {
@@ -183,17 +186,24 @@ export function createIngestWorker(deps: {
           const step = pace({ now: performance.now(), lastAcceptAt, lastApiAcceptAt, busySince, msPerRow });
           busySince = step.busySince;
           const { rows, yielding } = step;
-          await moveJournal();
+          // Nothing under way on the storage thread (the first turn, or after an empty one): move now.
+          if (!storing) await moveJournal();
           const next = await prepareBatch(rows);
           // Stopping while parses ran: the rows stay queued for the next start.
           if (stopped) break;
+          const stored = storing !== null;
           if (storing) await storing;
           storing = null;
-          if (!next) break;
+          if (!next) {
+            // The store just awaited moved records the pick could not see yet: look again.
+            if (stored || deps.journal.pending > 0) continue;
+            break;
+          }
           const started = performance.now();
           storing = storeBatch(next).then(async () => {
             const took = performance.now() - started;
             msPerRow = 0.8 * msPerRow + 0.2 * (took / next.picked.length);
+            await moveJournal();
             if (yielding) await pause(Math.min(MAX_PAUSE_MS, BUSY_PAUSE_RATIO * took));
           });
         }

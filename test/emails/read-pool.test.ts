@@ -35,7 +35,9 @@ test('reader threads answer every read with the very bytes the main thread gives
   const here = createEmailReads(openReader(file));
   const pool = createReadPool({ file, threads: 1, startRate: 0, inline: (job) => runReadJob(here, job) });
   t.teardown(() => pool.close());
+  // Two reads in one turn of the event loop: they overlap, so the thread starts.
   t.is(pool.run({ op: 'get', tenantId, id: all[0].id }), null, 'no thread ready yet: the caller reads itself');
+  t.is(pool.run({ op: 'get', tenantId, id: all[0].id }), null);
   for (const deadline = Date.now() + 30_000; pool.ready() === 0;) {
     if (Date.now() > deadline) throw new Error('reader thread did not start');
     await new Promise((r) => setTimeout(r, 20));
@@ -77,6 +79,7 @@ test('a reader thread that cannot start leaves the reads to the main thread and 
   const pool = createReadPool({ file: '/nonexistent/mailstead.db', threads: 1, startRate: 0, inline: () => 'inline', onError: (e) => errors.push(e) });
   t.teardown(() => pool.close());
   t.is(pool.run({ op: 'get', tenantId: 1, id: 1 }), null);
+  t.is(pool.run({ op: 'get', tenantId: 1, id: 1 }), null, 'a second read in the same turn starts the thread');
   for (const deadline = Date.now() + 30_000; errors.length === 0;) {
     if (Date.now() > deadline) throw new Error('no error reported');
     await new Promise((r) => setTimeout(r, 20));
@@ -97,6 +100,21 @@ test('reads slower than the start rate stay on the main thread; a faster stream 
   t.is(pool.threads(), 1);
 });
 
+test('reads one at a time start no thread however fast they come; reads that arrive together do', async (t) => {
+  const pool = createReadPool({ file: '/nonexistent/mailstead.db', threads: 1, startRate: 5, inline: () => 'inline' });
+  t.teardown(() => pool.close());
+  const job: ReadJob = { op: 'get', tenantId: 1, id: 1 };
+  const nextTurn = () => new Promise((r) => setImmediate(r));
+  for (let i = 0; i < 20; i++) {
+    t.is(pool.run(job), null);
+    await nextTurn();
+  }
+  t.is(pool.threads(), 0, 'twenty reads within a second, each in a turn of its own, start nothing');
+  t.is(pool.run(job), null);
+  t.is(pool.run(job), null, 'a second read in the same turn starts a thread and is still read by the caller');
+  t.is(pool.threads(), 1);
+});
+
 test('one read at a time keeps one reader thread; overlapping reads start the next', async (t) => {
   const app = await startTestApp(t);
   const box = await makeInbox(app, { count: 1 });
@@ -109,6 +127,7 @@ test('one read at a time keeps one reader thread; overlapping reads start the ne
   const tenantId = (await app.app.tenants.authenticate(box.key))!.tenantId;
   const job: ReadJob = { op: 'list', query: { filter: { tenantId }, match: null, pos: null, perPage: 5 } };
   t.is(pool.run(job), null);
+  t.is(pool.run(job), null, 'a second read in the same turn starts the first thread');
   for (const deadline = Date.now() + 30_000; pool.ready() === 0;) {
     if (Date.now() > deadline) throw new Error('reader thread did not start');
     await new Promise((r) => setTimeout(r, 20));
