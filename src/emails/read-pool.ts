@@ -170,8 +170,11 @@ export function createReadPool(opts: {
       const now = Date.now();
       if (now - windowStart >= 1000) { windowStart = now; windowReads = 0; }
       windowReads++;
-      if (++turnReads === 2) overlappedAt = now;
-      turnEnd ??= setImmediate(() => { turnEnd = null; turnReads = 0; });
+      // Turns are watched only until a thread exists; after that, outstanding jobs show overlap.
+      if (slots.length === 0) {
+        if (++turnReads === 2) overlappedAt = now;
+        turnEnd ??= setImmediate(() => { turnEnd = null; turnReads = 0; });
+      }
       // Threads only for reads that overlap: a client paging through mail one request at a time
       // gains little from a thread but would carry its isolate and page cache (some 25 MB), so the
       // first thread waits for reads that arrive together; a further one for every thread busy.
