@@ -25,5 +25,7 @@ export const LOCAL_ERROR = () => smtpReply(451, '4.3.0 temporary local problem, 
 export const TOO_BIG = (limit: number) => smtpReply(552, `5.3.4 message exceeds fixed maximum message size of ${limit} bytes`);
 /** A connection over the per-address concurrency limit. */
 export const TOO_MANY_CONNECTIONS = () => smtpReply(421, '4.7.0 too many connections from your address, try again later');
+/** A non-ASCII MAIL or RCPT address in a transaction whose MAIL did not declare SMTPUTF8 (RFC 6531 section 3.6). */
+export const NEEDS_SMTPUTF8 = () => smtpReply(553, '5.6.7 non-ASCII addresses need the SMTPUTF8 parameter of MAIL');
 /** A MAIL or RCPT parameter of an extension we do not offer (RFC 5321 section 4.1.1.11). */
 export const UNSUPPORTED_PARAMETER = (name: string) => smtpReply(555, `5.5.4 unsupported parameter ${name}`);

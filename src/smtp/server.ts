@@ -11,9 +11,10 @@ import { receiveMessage } from './data.js';
 import { coalesceReplies } from './coalesce.js';
 import { installDataScan } from './data-scan.js';
 import { createReverseResolver } from './dns.js';
+import { installExpnReply } from './expn.js';
 import { createConnectionLimits } from './limits.js';
 import type { Deliverable, RecipientCheck } from './recipients.js';
-import { TOO_MANY_CONNECTIONS, UNSUPPORTED_PARAMETER } from './replies.js';
+import { NEEDS_SMTPUTF8, TOO_MANY_CONNECTIONS, UNSUPPORTED_PARAMETER } from './replies.js';
 import { readTlsFiles } from './tls.js';
 
 /** The limits of the ingress (DECISIONS.md section 7); tests and benchmarks may tighten them. */
@@ -56,6 +57,12 @@ export const DEFAULT_LIMITS: SmtpLimits = {
 const MAIL_PARAMETERS: ReadonlySet<string> = new Set(['SIZE', 'BODY', 'SMTPUTF8', 'REQUIRETLS']);
 const NO_PARAMETERS: ReadonlySet<string> = new Set();
 const BARE_POSTMASTER = /^postmaster$/i;
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** Whether MAIL declared SMTPUTF8, without which addresses must be ASCII (RFC 6531 section 3.4). */
+function declaresSmtpUtf8(args: Record<string, unknown> | false | undefined): boolean {
+  return !!args && Object.keys(args).some((name) => name.toUpperCase() === 'SMTPUTF8');
+}
 
 /** The first parameter of a MAIL or RCPT command that is not in `allowed`. */
 function unsupportedParameter(args: Record<string, unknown> | false | undefined, allowed: ReadonlySet<string>): string | null {
@@ -81,6 +88,7 @@ export interface SmtpListenerDeps {
  */
 export function createSmtpListener(deps: SmtpListenerDeps) {
   installDataScan();
+  installExpnReply();
   const { config, logger, clock } = deps;
   const limits: SmtpLimits = { ...DEFAULT_LIMITS, ...deps.limits };
   const spoolDir = join(config.dataDir, 'tmp');
@@ -121,12 +129,16 @@ export function createSmtpListener(deps: SmtpListenerDeps) {
 
     onMailFrom(address, _session, callback) {
       const unsupported = unsupportedParameter(address.args, MAIL_PARAMETERS);
-      callback(unsupported ? UNSUPPORTED_PARAMETER(unsupported) : undefined);
+      if (unsupported) return callback(UNSUPPORTED_PARAMETER(unsupported));
+      callback(NON_ASCII.test(address.address) && !declaresSmtpUtf8(address.args) ? NEEDS_SMTPUTF8() : undefined);
     },
 
     onRcptTo(address, session, callback) {
       const unsupported = unsupportedParameter(address.args, NO_PARAMETERS);
       if (unsupported) return callback(UNSUPPORTED_PARAMETER(unsupported));
+      if (NON_ASCII.test(address.address) && !(session.envelope.mailFrom && declaresSmtpUtf8(session.envelope.mailFrom.args))) {
+        return callback(NEEDS_SMTPUTF8());
+      }
       // RFC 5321 section 4.5.1: `<Postmaster>` without a domain must be taken. It names this
       // server's postmaster, so the envelope and the check get postmaster@MAILSTEAD_HOSTNAME.
       if (BARE_POSTMASTER.test(address.address)) address.address = `postmaster@${config.hostname}`;

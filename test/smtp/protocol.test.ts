@@ -206,3 +206,32 @@ test('RCPT TO:<Postmaster> without a domain reaches postmaster@ the server hostn
   t.is(item.subject, 'to the postmaster');
   t.is(item.to_email, 'postmaster@mx.mailstead.test');
 });
+
+test('EXPN is 502 5.5.1 (not offered), not 500; VRFY promises nothing', async (t) => {
+  const app = await startTestApp(t);
+  const s = await session(t, app.smtpPort);
+  await s.command('EHLO client.example');
+  t.regex(await s.command('EXPN staff'), /^502 5\.5\.1 /);
+  t.regex(await s.command('VRFY someone'), /^252 /);
+  t.regex(await s.command('NOOP'), /^250 /);
+});
+
+test('non-ASCII addresses need SMTPUTF8 on MAIL (553 5.6.7 without it); with it, UTF-8 mail is delivered', async (t) => {
+  const app = await startTestApp(t);
+  const { key } = await provision(app, 'utf8.test', ['inbox']);
+  const s = await session(t, app.smtpPort);
+  await s.command('EHLO client.example');
+  t.regex(await s.command('MAIL FROM:<jürgen@example.org>'), /^553 5\.6\.7 /);
+  t.regex(await s.command('MAIL FROM:<plain@example.org>'), /^250 /);
+  t.regex(await s.command('RCPT TO:<jürgen@utf8.test>'), /^553 5\.6\.7 /);
+  t.regex(await s.command('RSET'), /^250 /);
+  t.regex(await s.command('MAIL FROM:<jürgen@example.org> SMTPUTF8'), /^250 /);
+  // Allowed in this transaction, but mailbox names are ASCII: nobody here has that address.
+  t.regex(await s.command('RCPT TO:<jürgen@utf8.test>'), /^550 /);
+  t.regex(await s.command('RCPT TO:<inbox@utf8.test>'), /^250 /);
+  t.regex(await s.command('DATA'), /^354 /);
+  t.regex(await s.command('From: Jürgen <jürgen@example.org>\r\nSubject: Grüße\r\n\r\nHallo\r\n.'), /^250 /);
+  const [item] = await waitForEmails(app, key, 1);
+  t.is(item.subject, 'Grüße');
+  t.is(item.from_email, 'jürgen@example.org');
+});
