@@ -1,5 +1,6 @@
 import type { Db } from '../db/connection.js';
 import { addressProblem, domainOf, normalizeAddress } from '../domains/address.js';
+import { hostnameProblem, normalizeHostname } from '../domains/hostname.js';
 import type { RecipientResolver, Resolution } from '../ingest/types.js';
 import { readRecipientSnapshot } from './store.js';
 
@@ -60,12 +61,25 @@ export function resolveRecipient(snapshot: RecipientSnapshot, address: string): 
 }
 
 /**
+ * Where an address that no mailbox or alias could have goes: nowhere. At a hosted domain it is an
+ * unknown recipient (a local part outside what mailbox names allow, such as a UTF-8 one), else not
+ * hosted.
+ */
+async function invalidAddress(db: Db, input: string): Promise<Resolution> {
+  const host = input.slice(input.lastIndexOf('@') + 1);
+  if (!input.includes('@') || hostnameProblem(host) !== null) return { kind: 'not-hosted' };
+  const home = await db.selectFrom('domains').select('tenant_id').where('hostname', '=', normalizeHostname(host)).executeTakeFirst();
+  return home ? { kind: 'unknown', tenantId: home.tenant_id } : { kind: 'not-hosted' };
+}
+
+/**
  * The resolver every inbound path calls: reads the snapshot reachable from the address in one
- * query, then resolves it with `resolveRecipient`. Addresses that are not valid are not hosted.
+ * query, then resolves it with `resolveRecipient`. Addresses that are not valid are never
+ * delivered (`invalidAddress`).
  */
 export function createRecipientResolver(db: Db): RecipientResolver {
   return async (input: string) => {
-    if (addressProblem(input) !== null) return { kind: 'not-hosted' };
+    if (addressProblem(input) !== null) return invalidAddress(db, input);
     const address = normalizeAddress(input);
     return resolveRecipient(await readRecipientSnapshot(db, address), address);
   };

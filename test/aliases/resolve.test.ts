@@ -33,6 +33,10 @@ test('the installed resolver reads what the API created, in one snapshot', async
   t.deepEqual(await resolve('eve@theirs.example'), { kind: 'deliver', tenantId: otherTenant, mailboxIds: [eve], forwards: [] });
   t.deepEqual(await resolve('x@elsewhere.example'), { kind: 'not-hosted' });
   t.deepEqual(await resolve('not an address'), { kind: 'not-hosted' });
+  // A local part no mailbox name allows (a UTF-8 one) is nobody at a hosted domain, even one with a catch-all.
+  t.deepEqual(await resolve('jürgen@one.example'), { kind: 'unknown', tenantId });
+  t.deepEqual(await resolve('jürgen@two.example'), { kind: 'unknown', tenantId });
+  t.deepEqual(await resolve('jürgen@elsewhere.example'), { kind: 'not-hosted' });
 });
 
 test('aliases are isolated between tenants', async (t) => {

@@ -227,7 +227,8 @@ test('non-ASCII addresses need SMTPUTF8 on MAIL (553 5.6.7 without it); with it,
   t.regex(await s.command('RSET'), /^250 /);
   t.regex(await s.command('MAIL FROM:<jürgen@example.org> SMTPUTF8'), /^250 /);
   // Allowed in this transaction, but mailbox names are ASCII: nobody here has that address.
-  t.regex(await s.command('RCPT TO:<jürgen@utf8.test>'), /^550 /);
+  t.regex(await s.command('RCPT TO:<jürgen@utf8.test>'), /^550 5\.1\.1 /);
+  t.regex(await s.command('RCPT TO:<jürgen@elsewhere.example>'), /^550 5\.7\.1 relaying denied/);
   t.regex(await s.command('RCPT TO:<inbox@utf8.test>'), /^250 /);
   t.regex(await s.command('DATA'), /^354 /);
   t.regex(await s.command('From: Jürgen <jürgen@example.org>\r\nSubject: Grüße\r\n\r\nHallo\r\n.'), /^250 /);
