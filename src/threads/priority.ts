@@ -1,8 +1,14 @@
 import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 
-/** The nice value of background threads: the lowest priority, run when nothing else wants the CPU. */
-export const BACKGROUND_NICE = 19;
+/**
+ * The nice value of background threads. Low enough that the thread answering SMTP and HTTP comes
+ * first, not the lowest (19): against a busy normal-priority process on the same core a thread at
+ * 19 gets ~1.5 % of it (CFS weights 15 and 1024), at 10 ~10 % (110), so queued mail is still
+ * stored while something else keeps the machine busy. The benchmark showed no difference between
+ * the two (docs/PERFORMANCE.md, session 12).
+ */
+export const BACKGROUND_NICE = 10;
 
 /**
  * Lowers the scheduling priority of the calling thread alone (Linux: a nice value is per thread,
