@@ -13,7 +13,7 @@ export const BACKGROUND_NICE = 10;
 /**
  * Lowers the scheduling priority of the calling thread alone (Linux: a nice value is per thread,
  * and /proc/thread-self names the thread's id). Background threads that store and parse queued
- * mail then use only the CPU that the thread answering SMTP and HTTP leaves idle. Elsewhere, or
+ * mail then give way to the thread answering SMTP and HTTP. Elsewhere, or
  * when the system refuses, the thread keeps its priority.
  */
 export function lowerThreadPriority(nice: number = BACKGROUND_NICE): boolean {
