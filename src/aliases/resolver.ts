@@ -66,8 +66,9 @@ export function resolveRecipient(snapshot: RecipientSnapshot, address: string): 
  * hosted.
  */
 async function invalidAddress(db: Db, input: string): Promise<Resolution> {
-  const host = input.slice(input.lastIndexOf('@') + 1);
-  if (!input.includes('@') || hostnameProblem(host) !== null) return { kind: 'not-hosted' };
+  const at = input.lastIndexOf('@');
+  const host = input.slice(at + 1);
+  if (at < 0 || hostnameProblem(host) !== null) return { kind: 'not-hosted' };
   const home = await db.selectFrom('domains').select('tenant_id').where('hostname', '=', normalizeHostname(host)).executeTakeFirst();
   return home ? { kind: 'unknown', tenantId: home.tenant_id } : { kind: 'not-hosted' };
 }

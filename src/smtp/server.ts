@@ -59,7 +59,11 @@ const NO_PARAMETERS: ReadonlySet<string> = new Set();
 const BARE_POSTMASTER = /^postmaster$/i;
 const NON_ASCII = /[^\x00-\x7f]/;
 
-/** Whether MAIL declared SMTPUTF8, without which addresses must be ASCII (RFC 6531 section 3.4). */
+/**
+ * Whether MAIL declared SMTPUTF8, without which addresses must be ASCII (RFC 6531 section 3.4).
+ * Read from the accepted MAIL's own parameters: smtp-server's `envelope.smtpUtf8` is set before
+ * onMailFrom runs and never cleared, so a refused MAIL with SMTPUTF8 would leave it on.
+ */
 function declaresSmtpUtf8(args: Record<string, unknown> | false | undefined): boolean {
   return !!args && Object.keys(args).some((name) => name.toUpperCase() === 'SMTPUTF8');
 }
