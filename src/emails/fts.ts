@@ -11,11 +11,14 @@
  */
 export function ftsMatch(input: string): string | null {
   const terms: Array<{ text: string; phrase: boolean }> = [];
+  // FTS5 reads the expression as a C string, so a NUL inside a term would end it mid-string (a
+  // syntax error): NUL separates words like a space does.
+  const text = input.replace(/\0/g, ' ');
   const re = /"([^"]*)"?|([^\s"]+)/g;
-  for (let m = re.exec(input); m; m = re.exec(input)) {
+  for (let m = re.exec(text); m; m = re.exec(text)) {
     const phrase = m[1] !== undefined;
-    const text = phrase ? m[1] : m[2];
-    if (/[\p{L}\p{N}]/u.test(text)) terms.push({ text, phrase });
+    const term = phrase ? m[1] : m[2];
+    if (/[\p{L}\p{N}]/u.test(term)) terms.push({ text: term, phrase });
   }
   if (terms.length === 0) return null;
   const last = terms.length - 1;

@@ -3,6 +3,7 @@ import addFormatsModule, { type FormatsPlugin } from 'ajv-formats';
 import { hostnameProblem } from '../domains/hostname.js';
 import { addressProblem } from '../domains/address.js';
 import { unprocessable } from '../errors.js';
+import { isIsoDateTime } from './iso-datetime.js';
 
 /** A JSON Schema as plain data (ajv validates it; OpenAPI publishes it). */
 export type JsonSchema = Record<string, unknown>;
@@ -14,7 +15,7 @@ const addFormats = ((addFormatsModule as unknown as { default?: FormatsPlugin })
 const FORMATS: Record<string, (v: string) => string | null> = {
   'mailstead-hostname': hostnameProblem,
   'mailstead-email': addressProblem,
-  'iso-datetime': (v) => (/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})$/.test(v) && !Number.isNaN(Date.parse(v)) ? null : 'must be an ISO 8601 date-time such as 2024-01-31T12:00:00Z'),
+  'iso-datetime': (v) => (isIsoDateTime(v) ? null : 'must be an ISO 8601 date-time such as 2024-01-31T12:00:00Z'),
 };
 
 function makeAjv(coerce: boolean): Ajv {
@@ -75,8 +76,24 @@ function compileWith(ajv: Ajv, schema: JsonSchema, root: string): Validator {
 
 /** Compiles a request-body schema (no coercion: JSON types are what the client sent). */
 export const compileBody = (schema: JsonSchema) => compileWith(bodyAjv, schema, 'Request body');
-/** Compiles a query or path schema (text values; integers coerced in place). */
-export const compileText = (schema: JsonSchema, root: string) => compileWith(textAjv, schema, root);
+/**
+ * Compiles a query or path schema (text values; integers coerced in place). ajv coerces any text
+ * that JavaScript reads as a whole number (`0x10`, `1e1`, ` 1`, `+1`, `1.0`), so integer fields must
+ * first be plain decimal digits: an id is spelled one way.
+ */
+export function compileText(schema: JsonSchema, root: string): Validator {
+  const validate = compileWith(textAjv, schema, root);
+  const properties = (schema.properties ?? {}) as Record<string, JsonSchema>;
+  const integers = Object.keys(properties).filter((name) => properties[name].type === 'integer');
+  return (value) => {
+    const fields = value as Record<string, unknown>;
+    for (const name of integers) {
+      const text = fields[name];
+      if (typeof text === 'string' && !/^-?\d+$/.test(text)) throw unprocessable(`${name} must be integer`);
+    }
+    validate(value);
+  };
+}
 
 /** A query boolean as SPEC.md sends it: true/false/1/0. */
 export const queryBoolean = { type: 'string', enum: ['true', 'false', '1', '0'] } as const;

@@ -74,7 +74,7 @@ test('bad sub-domain requests are 422 naming the field, before anything is store
 test('poll endpoints validate task_id', async (t) => {
   const app = await startTestApp(t);
   const key = await app.keyFor();
-  for (const q of ['', '?task_id=', '?task_id=abc', '?task_id=1.5', '?task_id=-3', '?task_id=0']) {
+  for (const q of ['', '?task_id=', '?task_id=abc', '?task_id=1.5', '?task_id=-3', '?task_id=0', '?task_id=1e0', '?task_id=0x1', '?task_id=%201', '?task_id=%2B1']) {
     const r = await app.get(`/v1/get/domain${q}`, key);
     t.is(r.status, 422, q);
     t.regex(r.body.reason, /task_id/);

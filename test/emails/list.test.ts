@@ -52,6 +52,12 @@ test('invalid list parameters are 422 naming the parameter', async (t) => {
     ['cursor=!!!', /^cursor is invalid$/],
     ['cursor=bm90IGEgY3Vyc29y', /^cursor is invalid$/],
     ['mailbox_id=abc', /^mailbox_id must be integer$/],
+    // ajv alone would read these as numbers: an id or a count has one spelling.
+    ['mailbox_id=0x1', /^mailbox_id must be integer$/],
+    ['per_page=1e1', /^per_page must be integer$/],
+    ['per_page=%201', /^per_page must be integer$/],
+    ['per_page=%2B1', /^per_page must be integer$/],
+    ['per_page=2.0', /^per_page must be integer$/],
     ['q=a&q=b', /^q must be string$/],
   ];
   for (const [q, reason] of cases) {

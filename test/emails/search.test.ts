@@ -13,6 +13,7 @@ test('ftsMatch quotes every term: words AND-ed, phrases kept, prefix on the last
   t.is(ftsMatch('"unbalanced quote'), '"unbalanced quote"');
   t.is(ftsMatch('***'), null);
   t.is(ftsMatch('  "" () - '), null);
+  t.is(ftsMatch('a\u0000b "c\u0000d'), '"a" AND "b" AND "c d"', 'NUL separates words');
 });
 
 test('newestHits returns the exact top k whatever the order of ids and dates', async (t) => {
@@ -76,7 +77,7 @@ test('hostile queries are plain text: never an error, never FTS syntax', async (
   const hostile = [
     '"', '""', '"""', '*', '**', 'alpha*', '*alpha', '-alpha', 'alpha -beta', 'NOT alpha', 'alpha NOT beta', 'alpha OR zzz',
     'alpha AND', 'AND', 'OR', 'NEAR', 'NEAR(alpha beta)', 'NEAR(alpha beta, 2)', '(alpha', 'alpha)', '((', ')', 'subject:alpha',
-    '{subject}: alpha', '^alpha', 'alpha + beta', "alpha'beta", '"alpha beta', 'alpha" beta', '\\', '\u0000', '%', '_', ';DROP TABLE emails;--',
+    '{subject}: alpha', '^alpha', 'alpha + beta', "alpha'beta", '"alpha beta', 'alpha" beta', '\\', '\u0000', 'a\u0000b', 'alpha\u0000', '\u0000alpha', '"alpha\u0000beta"', '%', '_', ';DROP TABLE emails;--',
     'a'.repeat(500), 'x "y', 'col:*', '#', '@', '.', ':', '"NEAR"', 'near', 'gamma near', 'delta "NEAR" epsilon',
   ];
   for (const q of hostile) {

@@ -26,6 +26,11 @@ test('marking read is idempotent: read_at is set once and email.read is recorded
   t.deepEqual((await eventsOf(app, id)).map((e) => e.type), ['email.received', 'email.read']);
   t.is((await app.post('/v1/emails/999999/read', box.key)).status, 404);
   t.is((await app.post('/v1/emails/abc/read', box.key)).status, 422);
+  for (const spelling of [`0x${id.toString(16)}`, `${id}e0`, `${id}.0`, `+${id}`, `%20${id}`]) {
+    const r = await app.post(`/v1/emails/${spelling}/read`, box.key);
+    t.is(r.status, 422, spelling);
+    t.is(r.body.reason, 'email must be integer', spelling);
+  }
   const readOnly = await app.keyFor({ tenant: box.tenant, perms: ['read'] });
   t.is((await app.post(`/v1/emails/${id}/read`, readOnly)).status, 403);
   t.is((await app.del(`/v1/emails/${id}`, readOnly)).status, 403);
@@ -96,6 +101,7 @@ test('sync refuses a missing or invalid since or cursor with 422', async (t) => 
   const box = await makeInbox(app);
   for (const [q, reason] of [
     ['', /^since is required$/], ['since=', /^since /], ['since=yesterday', /^since /], ['since=2024-02-30', /^since /],
+    ['since=2024-02-30T00:00:00Z', /^since must be an ISO 8601 date-time/], ['since=2023-02-29T12:00:00Z', /^since must be an ISO 8601/],
     ['since=2024-01-01T00:00:00Z&cursor=zzz', /^cursor is invalid$/], ['since=2024-01-01T00:00:00Z&per_page=0', /^per_page/],
   ] as const) {
     const r = await app.get(`/v1/emails/sync${q ? '?' + q : ''}`, box.key);

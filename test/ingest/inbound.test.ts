@@ -91,6 +91,8 @@ test('every invalid field is a 422 naming the field, and nothing is stored', asy
     [{ subject: 'x'.repeat(10_001) }, /^subject must be at most 10000 characters$/],
     [{ received_at: '2024-01-01 12:00:00' }, /^received_at must be an ISO 8601 date-time/],
     [{ received_at: 'yesterday' }, /^received_at /],
+    [{ received_at: '2025-02-30T00:00:00Z' }, /^received_at must be an ISO 8601 date-time/],
+    [{ received_at: '2025-04-31T10:00:00+02:00' }, /^received_at must be an ISO 8601 date-time/],
     [{ received_at: 1704110400 }, /^received_at must be string$/],
     [{ from_name: ['Ann'] }, /^from_name must be string or null$/],
     [{ body_text: { a: 1 } }, /^body_text must be string or null$/],
