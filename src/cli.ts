@@ -1,3 +1,5 @@
+import { statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { systemClock } from './clock.js';
 import { ConfigError, loadConfig } from './config.js';
@@ -51,7 +53,11 @@ async function run(argv: string[]): Promise<string> {
         const name = rest[0];
         if (!/^[\w.@-]{1,64}$/.test(name)) usage('NAME must be 1-64 letters, digits or ._@-');
         const plan = values.plan === undefined ? false : planValue(values.plan);
-        return String(await tenants.createTenant(name, { plan, admin: values.admin ?? false }));
+        try {
+          return String(await tenants.createTenant(name, { plan, admin: values.admin ?? false }));
+        } catch (err) {
+          return usage((err as Error).message);
+        }
       }
       case 'key create': {
         if (rest.length) usage('key create takes no positional arguments');
@@ -85,6 +91,9 @@ async function run(argv: string[]): Promise<string> {
       default: {
         const file = [verb, ...rest];
         if (file.length !== 1 || !file[0]) usage('backup takes exactly one FILE');
+        const folder = dirname(resolve(file[0]!));
+        if (!statSync(folder, { throwIfNoEntry: false })?.isDirectory()) usage(`backup: the directory ${folder} does not exist`);
+        if (statSync(file[0]!, { throwIfNoEntry: false })?.isDirectory()) usage(`backup: ${file[0]} is a directory`);
         await database.sqlite.backup(file[0]!);
         return file[0]!;
       }

@@ -53,7 +53,8 @@ test('bad arguments print a message on stderr and exit 2', async (t) => {
     ['key', 'create', '--perms', 'read'], ['key', 'create', '--tenant', 'exists'],
     ['key', 'create', '--tenant', 'exists', '--perms', 'read,fly'], ['key', 'create', '--tenant', 'nobody', '--perms', 'read'],
     ['key', 'revoke'], ['key', 'revoke', 'not-a-key'], ['plan', 'set', 'exists'], ['plan', 'set', 'exists', 'maybe'],
-    ['plan', 'set', 'nobody', 'active'], ['backup'],
+    ['plan', 'set', 'nobody', 'active'], ['backup'], ['tenant', 'create', 'exists'],
+    ['backup', join(dir, 'no-such-folder', 'copy.db')], ['backup', dir],
   ];
   for (const args of cases) {
     const r = await runCli(dir, args);
