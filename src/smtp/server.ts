@@ -14,6 +14,7 @@ import { createReverseResolver } from './dns.js';
 import { installExpnReply } from './expn.js';
 import { createConnectionLimits } from './limits.js';
 import type { Deliverable, RecipientCheck } from './recipients.js';
+import { installWireAsciiCheck, sentNonAscii } from './wire-ascii.js';
 import { NEEDS_SMTPUTF8, TOO_MANY_CONNECTIONS, UNSUPPORTED_PARAMETER } from './replies.js';
 import { readTlsFiles } from './tls.js';
 
@@ -57,7 +58,6 @@ export const DEFAULT_LIMITS: SmtpLimits = {
 const MAIL_PARAMETERS: ReadonlySet<string> = new Set(['SIZE', 'BODY', 'SMTPUTF8', 'REQUIRETLS']);
 const NO_PARAMETERS: ReadonlySet<string> = new Set();
 const BARE_POSTMASTER = /^postmaster$/i;
-const NON_ASCII = /[^\x00-\x7f]/;
 
 /**
  * Whether MAIL declared SMTPUTF8, without which addresses must be ASCII (RFC 6531 section 3.4).
@@ -93,6 +93,7 @@ export interface SmtpListenerDeps {
 export function createSmtpListener(deps: SmtpListenerDeps) {
   installDataScan();
   installExpnReply();
+  installWireAsciiCheck();
   const { config, logger, clock } = deps;
   const limits: SmtpLimits = { ...DEFAULT_LIMITS, ...deps.limits };
   const spoolDir = join(config.dataDir, 'tmp');
@@ -134,13 +135,13 @@ export function createSmtpListener(deps: SmtpListenerDeps) {
     onMailFrom(address, _session, callback) {
       const unsupported = unsupportedParameter(address.args, MAIL_PARAMETERS);
       if (unsupported) return callback(UNSUPPORTED_PARAMETER(unsupported));
-      callback(NON_ASCII.test(address.address) && !declaresSmtpUtf8(address.args) ? NEEDS_SMTPUTF8() : undefined);
+      callback(sentNonAscii(address) && !declaresSmtpUtf8(address.args) ? NEEDS_SMTPUTF8() : undefined);
     },
 
     onRcptTo(address, session, callback) {
       const unsupported = unsupportedParameter(address.args, NO_PARAMETERS);
       if (unsupported) return callback(UNSUPPORTED_PARAMETER(unsupported));
-      if (NON_ASCII.test(address.address) && !(session.envelope.mailFrom && declaresSmtpUtf8(session.envelope.mailFrom.args))) {
+      if (sentNonAscii(address) && !(session.envelope.mailFrom && declaresSmtpUtf8(session.envelope.mailFrom.args))) {
         return callback(NEEDS_SMTPUTF8());
       }
       // RFC 5321 section 4.5.1: `<Postmaster>` without a domain must be taken. It names this

@@ -236,3 +236,23 @@ test('non-ASCII addresses need SMTPUTF8 on MAIL (553 5.6.7 without it); with it,
   t.is(item.subject, 'Grüße');
   t.is(item.from_email, 'jürgen@example.org');
 });
+
+test('an IDN domain in punycode is plain ASCII: no SMTPUTF8 needed; in Unicode it needs SMTPUTF8 and reaches the same mailbox', async (t) => {
+  const app = await startTestApp(t);
+  const { key } = await provision(app, 'xn--bcher-kva.test', ['inbox']);
+  const s = await session(t, app.smtpPort);
+  await s.command('EHLO client.example');
+  t.regex(await s.command('MAIL FROM:<shop@xn--bcher-kva.test>'), /^250 /);
+  t.regex(await s.command('RCPT TO:<inbox@xn--bcher-kva.test>'), /^250 /);
+  t.regex(await s.command('DATA'), /^354 /);
+  t.regex(await s.command('Subject: punycode\r\n\r\nhello\r\n.'), /^250 /);
+  t.regex(await s.command('MAIL FROM:<shop@example.org>'), /^250 /);
+  t.regex(await s.command('RCPT TO:<inbox@bücher.test>'), /^553 5\.6\.7 /);
+  t.regex(await s.command('RSET'), /^250 /);
+  t.regex(await s.command('MAIL FROM:<shop@example.org> SMTPUTF8'), /^250 /);
+  t.regex(await s.command('RCPT TO:<inbox@bücher.test>'), /^250 /);
+  t.regex(await s.command('DATA'), /^354 /);
+  t.regex(await s.command('Subject: unicode\r\n\r\nhello\r\n.'), /^250 /);
+  const items = await waitForEmails(app, key, 2);
+  t.deepEqual(items.map((i) => [i.subject, i.to_email]).sort(), [['punycode', 'inbox@xn--bcher-kva.test'], ['unicode', 'inbox@xn--bcher-kva.test']]);
+});
