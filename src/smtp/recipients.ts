@@ -20,6 +20,17 @@ export function routesElsewhere(address: string): boolean {
   return /["%!@\\]/.test(local) || address.slice(at + 1).startsWith('[');
 }
 
+const QUOTED_DOT_ATOM = /^"([A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*)"@/;
+
+/**
+ * The address with a quoted local part that needs no quotes written without them: RFC 5321
+ * section 4.1.2 makes `"box"@us` and `box@us` the same mailbox. Quotes around anything else (a
+ * space, `@`, a backslash) stay, and routesElsewhere refuses them.
+ */
+export function unquotedLocalPart(address: string): string {
+  return address.replace(QUOTED_DOT_ATOM, '$1@');
+}
+
 /**
  * The RCPT TO policy: at most `maxRecipients` per message, no relaying whatever the sender
  * claims, known recipients only, and not into a mailbox that is full. Resolves with where the
@@ -33,6 +44,7 @@ export function createRecipientCheck({ resolve, quota, maxRecipients, hostname }
   const ownDomain = hostname ? `@${hostname.toLowerCase()}` : null;
   return async (address: string, acceptedSoFar: number, declaredSize: number): Promise<Deliverable> => {
     if (acceptedSoFar >= maxRecipients) throw TOO_MANY_RECIPIENTS();
+    address = unquotedLocalPart(address);
     if (routesElsewhere(address)) throw RELAY_DENIED();
     let resolution: Resolution;
     try {

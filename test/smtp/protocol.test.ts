@@ -61,6 +61,10 @@ test('an unknown mailbox is 550 5.1.1; the 101st recipient is 452 4.5.3 and the 
   await s.command('EHLO client.example');
   await s.command('MAIL FROM:<x@example.org>');
   t.regex(await s.command('RCPT TO:<nobody@many.test>'), /^550 5\.1\.1 /);
+  t.regex(await s.command('RCPT TO:<"nobody"@many.test>'), /^550 5\.1\.1 /, 'quotes that change nothing: the same unknown user');
+  t.regex(await s.command('RCPT TO:<"sink"@many.test>'), /^250 /, 'and the same mailbox (RFC 5321 section 4.1.2)');
+  t.regex(await s.command('RSET'), /^250 /);
+  await s.command('MAIL FROM:<x@example.org>');
   const alias = await createAlias(app, key, 'many.test', { catch_all: true, goto: 'sink@many.test' });
   t.is(alias.body.status, 'completed');
   // Pipelined, as a real MTA would send them.

@@ -15,7 +15,7 @@ import { decodeWords, fixHeaderBlock, headersObject } from '../../src/smtp/mime.
 import { createParserPool } from '../../src/smtp/parse-pool.js';
 import { limitConcurrency } from '../../src/smtp/parse.js';
 import { receivedHeader } from '../../src/smtp/received.js';
-import { routesElsewhere } from '../../src/smtp/recipients.js';
+import { routesElsewhere, unquotedLocalPart } from '../../src/smtp/recipients.js';
 import { htmlToText } from '../../src/smtp/text.js';
 
 test('decodeWords: B and Q words, adjacent words joined, split multi-byte characters, unknown charsets', (t) => {
@@ -47,6 +47,15 @@ test('headersObject: lower-case names, unfolded values, repeats in order', (t) =
 test('routesElsewhere: routing tricks in the local part and IP literals', (t) => {
   for (const a of ['a%b.example@us.test', 'b.example!a@us.test', '"a@b"@us.test', '"a"@us.test', 'a@b@us.test', 'a\\@b@us.test', 'a@[127.0.0.1]', 'postmaster']) t.true(routesElsewhere(a), a);
   for (const a of ['a@us.test', 'first.last+tag@us.test', "o'brien@us.test"]) t.false(routesElsewhere(a), a);
+});
+
+test('unquotedLocalPart: quotes that change nothing go, the routing ones stay for routesElsewhere', (t) => {
+  t.is(unquotedLocalPart('"box"@us.test'), 'box@us.test');
+  t.is(unquotedLocalPart('"first.last+tag"@us.test'), 'first.last+tag@us.test');
+  for (const a of ['"a@b"@us.test', '"a b"@us.test', '"a\\"b"@us.test', '".a"@us.test', '"a..b"@us.test', '""@us.test', 'box@us.test']) {
+    t.is(unquotedLocalPart(a), a, a);
+  }
+  t.true(routesElsewhere(unquotedLocalPart('"victim%outside.example"@us.test')), 'the percent hack stays a relay attempt');
 });
 
 test('receivedHeader: RFC 5321 trace with IPv6 literal, TLS note and a single recipient', (t) => {
