@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import { addressProblem, normalizeAddress } from '../domains/address.js';
 import type { RawDelivery } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
-import { receivedHeader } from './received.js';
+import { receivedHeader, returnPathHeader } from './received.js';
 import type { Deliverable } from './recipients.js';
 import { LOCAL_ERROR, MAILBOX_FULL, TOO_BIG, type SmtpReply } from './replies.js';
 import { Spool } from './spool.js';
@@ -38,16 +38,17 @@ async function nobodyHasRoom(deps: DataDeps, recipients: RawDelivery['recipients
 export const storedAddress = (address: string) => (addressProblem(address) === null ? normalizeAddress(address) : address.toLowerCase());
 
 /**
- * Receives one message: prepends the Received: trace header, streams the bytes into a spool while
- * counting them, refuses it with 552 past SIZE, and answers 250 only once ingest has committed it
- * (451 when it could not, so the sender retries). Calls `done` exactly once.
+ * Receives one message: prepends the Return-Path: and Received: trace headers, streams the bytes
+ * into a spool while counting them, refuses it with 552 past SIZE, and answers 250 only once
+ * ingest has committed it (451 when it could not, so the sender retries). Calls `done` once.
  */
 export function receiveMessage(deps: DataDeps, stream: SMTPServerDataStream, session: SMTPServerSession, done: (err: SmtpReply | null, message?: string) => void): void {
   const receivedAt = deps.clock.now();
   const queueId = `${session.id}.${session.transaction}`;
   const recipients = session.envelope.rcptTo.map((r) => r.address);
   const tls = session.tlsOptions ? `${session.tlsOptions.version ?? 'TLS'} cipher ${session.tlsOptions.name}` : null;
-  const head = receivedHeader({
+  const sender = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
+  const head = returnPathHeader(sender) + receivedHeader({
     heloName: session.hostNameAppearsAs || 'unknown',
     clientHostname: session.clientHostname || 'unknown',
     remoteAddress: session.remoteAddress,
@@ -58,7 +59,8 @@ export function receiveMessage(deps: DataDeps, stream: SMTPServerDataStream, ses
     recipients,
     at: receivedAt,
   });
-  const spool = new Spool({ dir: deps.spoolDir, head: Buffer.from(head, 'latin1'), memoryLimit: deps.memoryLimit, maxBytes: deps.maxSize });
+  // UTF-8: with SMTPUTF8 the addresses in the trace may be non-ASCII (ASCII is the same bytes).
+  const spool = new Spool({ dir: deps.spoolDir, head: Buffer.from(head, 'utf8'), memoryLimit: deps.memoryLimit, maxBytes: deps.maxSize });
   let finished = false;
   const finish = (err: SmtpReply | null, message?: string) => {
     if (finished) return;
@@ -92,11 +94,10 @@ export function receiveMessage(deps: DataDeps, stream: SMTPServerDataStream, ses
       const resolution = deps.resolutionOf(session, address);
       if (resolution) accepted.push({ address: storedAddress(address), resolution });
     }
-    const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
     const delivery: RawDelivery = {
       raw: spool.result(),
       size: spool.size,
-      mailFrom: mailFrom === '' ? null : mailFrom,
+      mailFrom: sender === '' ? null : sender,
       recipients: accepted,
       remoteAddress: session.remoteAddress,
       heloName: session.hostNameAppearsAs || '',

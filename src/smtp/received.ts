@@ -1,3 +1,5 @@
+import { domainToASCII } from 'node:url';
+
 /** What a Received: trace header records about one SMTP transaction. */
 export interface TraceInfo {
   heloName: string;
@@ -36,4 +38,16 @@ export function receivedHeader(info: TraceInfo): string {
   const rcpt = info.recipients.length === 1 ? `\tfor <${info.recipients[0].replace(/[<>\s]/g, '')}>; ` : '\t';
   lines.push(`${rcpt}${rfc5322Date(info.at)}`);
   return lines.join('\r\n') + '\r\n';
+}
+
+/**
+ * The Return-Path: header a final delivery adds (RFC 5321 section 4.4) with the envelope sender,
+ * `<>` for a bounce. smtp-server hands the sender over with its domain in Unicode, so the domain is
+ * written as its A-label again (what an ASCII-only sender sent, and equivalent otherwise).
+ */
+export function returnPathHeader(sender: string | null): string {
+  const address = (sender ?? '').replace(/[<>\s]/g, '');
+  const at = address.lastIndexOf('@');
+  const ascii = at > 0 ? `${address.slice(0, at)}@${domainToASCII(address.slice(at + 1)) || address.slice(at + 1)}` : address;
+  return `Return-Path: <${ascii}>\r\n`;
 }

@@ -42,7 +42,7 @@ test('mail over SMTP is stored once per Message-ID and its raw form is the bytes
   const res = await fetch(`${app.base}/v1/emails/${first.id}/raw`, { headers: { authorization: `Bearer ${box.key}` } });
   t.is(res.headers.get('content-type'), 'message/rfc822');
   const bytes = Buffer.from(await res.arrayBuffer()).toString('utf8');
-  t.true(bytes.startsWith('Received: '), 'our Received: header comes first');
+  t.true(bytes.startsWith('Return-Path: <sender@remote.example>\r\nReceived: '), 'our Return-Path: and Received: headers come first');
   t.true(bytes.endsWith(raw), 'then the message exactly as sent');
   const events = await app.app.db.selectFrom('events').select('type').execute();
   t.is(events.length, 2);

@@ -78,7 +78,7 @@ const deliversEveryField = test.macro(async (t, parserThreads: number) => {
   t.is(raw.status, 200);
   t.is(raw.headers.get('content-type'), 'message/rfc822');
   const text = String(raw.body);
-  t.regex(text, /^Received: from client\.example /);
+  t.regex(text, /^Return-Path: <alice@example\.org>\r\nReceived: from client\.example /, 'RFC 5321 section 4.4: the envelope sender, then our trace');
   t.true(text.endsWith(MESSAGE), 'the original bytes follow our trace header unchanged');
   t.true(Date.now() - before < 30_000);
 });

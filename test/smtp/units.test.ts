@@ -14,7 +14,7 @@ import { cachedLookup } from '../../src/smtp/dns.js';
 import { decodeWords, fixHeaderBlock, headersObject } from '../../src/smtp/mime.js';
 import { createParserPool } from '../../src/smtp/parse-pool.js';
 import { limitConcurrency } from '../../src/smtp/parse.js';
-import { receivedHeader } from '../../src/smtp/received.js';
+import { receivedHeader, returnPathHeader } from '../../src/smtp/received.js';
 import { routesElsewhere, unquotedLocalPart } from '../../src/smtp/recipients.js';
 import { htmlToText } from '../../src/smtp/text.js';
 
@@ -56,6 +56,14 @@ test('unquotedLocalPart: quotes that change nothing go, the routing ones stay fo
     t.is(unquotedLocalPart(a), a, a);
   }
   t.true(routesElsewhere(unquotedLocalPart('"victim%outside.example"@us.test')), 'the percent hack stays a relay attempt');
+});
+
+test('returnPathHeader: the envelope sender, <> for a bounce, the domain as its A-label, nothing that breaks the line', (t) => {
+  t.is(returnPathHeader('a@us.test'), 'Return-Path: <a@us.test>\r\n');
+  t.is(returnPathHeader(null), 'Return-Path: <>\r\n');
+  t.is(returnPathHeader('shop@bücher.test'), 'Return-Path: <shop@xn--bcher-kva.test>\r\n');
+  t.is(returnPathHeader('jürgen@bücher.test'), 'Return-Path: <jürgen@xn--bcher-kva.test>\r\n');
+  t.is(returnPathHeader('a>\r\nX-Evil: 1 <b@us.test'), 'Return-Path: <aX-Evil:1b@us.test>\r\n');
 });
 
 test('receivedHeader: RFC 5321 trace with IPv6 literal, TLS note and a single recipient', (t) => {
