@@ -7,7 +7,7 @@ import type { Ingest, QueuedRawParser, RawParser, RecipientResolver } from '../i
 import { cachedQuota, cachedResolver } from './cache.js';
 import { createParserPool } from './parse-pool.js';
 import { createRecipientCheck } from './recipients.js';
-import { createSmtpListener, DEFAULT_LIMITS, type SmtpLimits } from './server.js';
+import { createSmtpListener, DEFAULT_LIMITS, type ListenerLimits } from './server.js';
 
 /** What the SMTP capability is built on: the recipient resolver (aliases) and the ingestion path (emails). */
 export interface SmtpDeps {
@@ -46,7 +46,7 @@ function createParsing(core: Core, threads: number): { parse: RawParser; parseQu
  * the listener whose RCPT checks go through `resolve` and whose DATA goes to `ingest.acceptRaw`.
  * `start` in app.ts calls `listen`, `stop` calls `close`, main.ts calls `reloadTls` on SIGHUP.
  */
-export function installSmtp(core: Core, deps: SmtpDeps, options: { limits?: Partial<SmtpLimits>; parserThreads?: number } = {}) {
+export function installSmtp(core: Core, deps: SmtpDeps, options: { limits?: Partial<ListenerLimits>; parserThreads?: number } = {}) {
   const { config, logger, clock } = core;
   const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const parsing = createParsing(core, options.parserThreads ?? defaultParserThreads());

@@ -11,12 +11,13 @@ import { receiveMessage } from './data.js';
 import { coalesceReplies } from './coalesce.js';
 import { installDataScan } from './data-scan.js';
 import { createReverseResolver } from './dns.js';
+import { createErrorLimit, type ErrorLimits } from './error-limit.js';
 import { installExpnReply } from './expn.js';
 import { createConnectionLimits } from './limits.js';
 import type { Deliverable, RecipientCheck } from './recipients.js';
-import { installWireAsciiCheck, sentNonAscii } from './wire-ascii.js';
-import { NEEDS_SMTPUTF8, TOO_MANY_CONNECTIONS, UNSUPPORTED_PARAMETER } from './replies.js';
+import { NEEDS_SMTPUTF8, TOO_MANY_CONNECTIONS, UNSUPPORTED_PARAMETER, type SmtpReply } from './replies.js';
 import { readTlsFiles } from './tls.js';
+import { installWireAsciiCheck, sentNonAscii } from './wire-ascii.js';
 
 /** The limits of the ingress (DECISIONS.md section 7); tests and benchmarks may tighten them. */
 export interface SmtpLimits {
@@ -37,8 +38,11 @@ export interface SmtpLimits {
   closeGraceMs: number;
 }
 
+/** Everything a listener is limited by. */
+export type ListenerLimits = SmtpLimits & ErrorLimits;
+
 /** The defaults: 25 MB, 100 recipients, Postfix-like timeouts, shutdown inside the 10 s budget. */
-export const DEFAULT_LIMITS: SmtpLimits = {
+export const DEFAULT_LIMITS: ListenerLimits = {
   maxSize: 25 * 1024 * 1024,
   maxRecipients: 100,
   maxClients: 500,
@@ -48,6 +52,11 @@ export const DEFAULT_LIMITS: SmtpLimits = {
   // The size up to which ingest keeps raw mail in its queue row: larger messages go to a file at once.
   memoryLimit: RAW_IN_ROW_BYTES,
   closeGraceMs: 8_000,
+  // Postfix: smtpd_soft_error_limit 10, smtpd_error_sleep_time 1s, smtpd_hard_error_limit 20. The
+  // hard limit is higher here, since a cut transaction is retried whole and would meet it again.
+  softErrors: 10,
+  errorDelayMs: 1_000,
+  hardErrors: 100,
 };
 
 /**
@@ -82,7 +91,7 @@ export interface SmtpListenerDeps {
   checkRecipient: RecipientCheck;
   accept(delivery: RawDelivery): Promise<void>;
   overQuota(mailboxIds: number[], size: number): Promise<number[]>;
-  limits?: Partial<SmtpLimits>;
+  limits?: Partial<ListenerLimits>;
 }
 
 /**
@@ -95,7 +104,8 @@ export function createSmtpListener(deps: SmtpListenerDeps) {
   installExpnReply();
   installWireAsciiCheck();
   const { config, logger, clock } = deps;
-  const limits: SmtpLimits = { ...DEFAULT_LIMITS, ...deps.limits };
+  const limits: ListenerLimits = { ...DEFAULT_LIMITS, ...deps.limits };
+  const limitErrors = createErrorLimit(limits);
   const spoolDir = join(config.dataDir, 'tmp');
   mkdirSync(spoolDir, { recursive: true });
   const tlsFiles = readTlsFiles(config);
@@ -132,17 +142,20 @@ export function createSmtpListener(deps: SmtpListenerDeps) {
       perAddress.release(session.id, session.remoteAddress);
     },
 
-    onMailFrom(address, _session, callback) {
+    onMailFrom(address, session, callback) {
+      const refuse = (reply: SmtpReply) => void limitErrors(session, reply).then(callback);
       const unsupported = unsupportedParameter(address.args, MAIL_PARAMETERS);
-      if (unsupported) return callback(UNSUPPORTED_PARAMETER(unsupported));
-      callback(sentNonAscii(address) && !declaresSmtpUtf8(address.args) ? NEEDS_SMTPUTF8() : undefined);
+      if (unsupported) return refuse(UNSUPPORTED_PARAMETER(unsupported));
+      if (sentNonAscii(address) && !declaresSmtpUtf8(address.args)) return refuse(NEEDS_SMTPUTF8());
+      callback();
     },
 
     onRcptTo(address, session, callback) {
+      const refuse = (reply: SmtpReply) => void limitErrors(session, reply).then(callback);
       const unsupported = unsupportedParameter(address.args, NO_PARAMETERS);
-      if (unsupported) return callback(UNSUPPORTED_PARAMETER(unsupported));
+      if (unsupported) return refuse(UNSUPPORTED_PARAMETER(unsupported));
       if (sentNonAscii(address) && !(session.envelope.mailFrom && declaresSmtpUtf8(session.envelope.mailFrom.args))) {
-        return callback(NEEDS_SMTPUTF8());
+        return refuse(NEEDS_SMTPUTF8());
       }
       // RFC 5321 section 4.5.1: `<Postmaster>` without a domain must be taken. It names this
       // server's postmaster, so the envelope and the check get postmaster@MAILSTEAD_HOSTNAME.
@@ -159,7 +172,7 @@ export function createSmtpListener(deps: SmtpListenerDeps) {
           resolutions.set(envelope, map);
           callback();
         },
-        (err) => callback(err),
+        (err: SmtpReply) => refuse(err),
       );
     },
 

@@ -3,21 +3,21 @@ import { join } from 'node:path';
 import test from 'ava';
 import { startTestApp } from '../helpers/app.js';
 import { createRecipientCheck } from '../../src/smtp/recipients.js';
-import { createSmtpListener } from '../../src/smtp/server.js';
+import { createSmtpListener, type ListenerLimits } from '../../src/smtp/server.js';
 import { provision, rawSession, listAll } from '../helpers/smtp.js';
 
 // The app's own listener uses minutes-long timeouts; this one is built from the same real parts
 // (resolver, ingest) with short ones, so the timeouts can be watched.
-async function shortListener(t: import('ava').ExecutionContext) {
+async function shortListener(t: import('ava').ExecutionContext, limits: Partial<ListenerLimits> = { idleTimeoutMs: 400, dataTimeoutMs: 1_500, closeGraceMs: 500 }) {
   const app = await startTestApp(t);
   const { key } = await provision(app, 'slow.test', ['snail']);
   const ingest = app.app.emails.ingest;
   const listener = createSmtpListener({
     config: app.config, logger: app.app.logger, clock: app.app.clock,
-    checkRecipient: createRecipientCheck({ resolve: app.app.aliases.resolve, quota: null, maxRecipients: 100 }),
+    checkRecipient: createRecipientCheck({ resolve: app.app.aliases.resolve, quota: null, maxRecipients: 1 }),
     accept: (d) => ingest.acceptRaw(d),
     overQuota: (ids, size) => ingest.overQuota(ids, size),
-    limits: { idleTimeoutMs: 400, dataTimeoutMs: 1_500, closeGraceMs: 500 },
+    limits,
   });
   const port = await listener.listen();
   t.teardown(() => listener.close());
@@ -52,4 +52,37 @@ test('a DATA phase that trickles past the DATA timeout is cut with 421 and nothi
   await new Promise((r) => setTimeout(r, 300));
   t.deepEqual(readdirSync(join(app.dataDir, 'tmp')).filter((f) => f.startsWith('smtp-')), [], 'the partial spool file is removed');
   t.deepEqual(await listAll(app, key), []);
+});
+
+test('refusals past the soft error limit are answered slowly, and the hard limit ends the session with 421', async (t) => {
+  const { port } = await shortListener(t, { softErrors: 2, errorDelayMs: 400, hardErrors: 5 });
+  const s = await rawSession(port);
+  t.teardown(() => s.close());
+  await s.command('EHLO client.example');
+  await s.command('MAIL FROM:<x@example.org>');
+  const timed = async (command: string) => {
+    const started = Date.now();
+    const reply = await s.command(command);
+    return { reply, ms: Date.now() - started };
+  };
+  for (let i = 0; i < 2; i++) {
+    const { reply, ms } = await timed(`RCPT TO:<guess${i}@slow.test>`);
+    t.regex(reply, /^550 5\.1\.1 /);
+    t.true(ms < 300, `refusal ${i + 1} at once (${ms} ms)`);
+  }
+  // Temporary refusals are not the client's fault: this listener takes one recipient per message.
+  t.regex(await s.command('RCPT TO:<snail@slow.test>'), /^250 /);
+  const over = await timed('RCPT TO:<guess-over@slow.test>');
+  t.regex(over.reply, /^452 4\.5\.3 /);
+  t.true(over.ms < 300, `a 452 is not slowed (${over.ms} ms)`);
+  t.regex(await s.command('RSET'), /^250 /);
+  for (let i = 2; i < 4; i++) {
+    const { reply, ms } = await timed(`MAIL FROM:<bad@example.org> FOO=${i}`);
+    t.regex(reply, /^555 /);
+    t.true(ms >= 350, `refusal ${i + 1} waits (${ms} ms)`);
+  }
+  t.regex(await s.command('MAIL FROM:<x@example.org>'), /^250 /);
+  t.regex(await s.command('RCPT TO:<guess-last@slow.test>'), /^421 4\.7\.0 too many errors/);
+  await new Promise<void>((resolve) => (s.socket.destroyed ? resolve() : s.socket.once('close', () => resolve())));
+  t.true(s.socket.destroyed, 'the server closed the connection');
 });
