@@ -1,5 +1,5 @@
 import type { Db } from '../db/connection.js';
-import { addressProblem, domainOf, normalizeAddress } from '../domains/address.js';
+import { addressProblem, domainOf, isUtf8LocalPart, normalizeAddress } from '../domains/address.js';
 import { hostnameProblem, normalizeHostname } from '../domains/hostname.js';
 import type { RecipientResolver, Resolution } from '../ingest/types.js';
 import { readRecipientSnapshot } from './store.js';
@@ -61,15 +61,21 @@ export function resolveRecipient(snapshot: RecipientSnapshot, address: string): 
 }
 
 /**
- * Where an address that no mailbox or alias could have goes: nowhere. At a hosted domain it is an
- * unknown recipient (a local part outside what mailbox names allow, such as a UTF-8 one), else not
- * hosted.
+ * Where an address that no mailbox or alias could have goes. A UTF-8 local part (RFC 6531) at a
+ * hosted domain goes to the domain's catch-all, which takes any local part; any other local part
+ * outside what mailbox names allow is an unknown recipient there. Elsewhere it is not hosted.
  */
 async function invalidAddress(db: Db, input: string): Promise<Resolution> {
   const at = input.lastIndexOf('@');
   const host = input.slice(at + 1);
   if (at < 0 || hostnameProblem(host) !== null) return { kind: 'not-hosted' };
-  const home = await db.selectFrom('domains').select('tenant_id').where('hostname', '=', normalizeHostname(host)).executeTakeFirst();
+  const hostname = normalizeHostname(host);
+  const local = input.slice(0, at);
+  if (isUtf8LocalPart(local)) {
+    const address = `${local.toLowerCase()}@${hostname}`;
+    return resolveRecipient(await readRecipientSnapshot(db, address), address);
+  }
+  const home = await db.selectFrom('domains').select('tenant_id').where('hostname', '=', hostname).executeTakeFirst();
   return home ? { kind: 'unknown', tenantId: home.tenant_id } : { kind: 'not-hosted' };
 }
 

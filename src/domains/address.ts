@@ -3,6 +3,18 @@ import { hostnameProblem, normalizeHostname } from './hostname.js';
 // RFC 5322 dot-atom: atext runs separated by single dots.
 const DOT_ATOM = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*$/;
 
+// RFC 6531 section 3.3: the same with atext extended by every non-ASCII character (no C1 controls).
+const UTF8_ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~\\u00a0-\\u{10ffff}-]+";
+const UTF8_DOT_ATOM = new RegExp(`^${UTF8_ATEXT}(\\.${UTF8_ATEXT})*$`, 'u');
+
+/**
+ * Whether `local` is an internationalised local part (RFC 6531): a dot-atom with at least one
+ * non-ASCII character, at most 64 octets. No mailbox or alias is named so, but a catch-all takes it.
+ */
+export function isUtf8LocalPart(local: string): boolean {
+  return /[^\x00-\x7f]/.test(local) && Buffer.byteLength(local) <= 64 && UTF8_DOT_ATOM.test(local);
+}
+
 /** Why `input` is not an acceptable email address (DECISIONS.md section 3), or null when it is. */
 export function addressProblem(input: string): string | null {
   const at = input.lastIndexOf('@');

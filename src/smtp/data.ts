@@ -1,6 +1,7 @@
 import type { SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import type { Clock } from '../clock.js';
-import { addressProblem, normalizeAddress } from '../domains/address.js';
+import { domainOf, normalizeAddress } from '../domains/address.js';
+import { hostnameProblem } from '../domains/hostname.js';
 import type { RawDelivery } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
 import { receivedHeader, returnPathHeader } from './received.js';
@@ -34,8 +35,8 @@ async function nobodyHasRoom(deps: DataDeps, recipients: RawDelivery['recipients
   return full.length >= ids.length;
 }
 
-/** The stored form of an RCPT address: normalised when it is a valid address, else lower-cased. */
-export const storedAddress = (address: string) => (addressProblem(address) === null ? normalizeAddress(address) : address.toLowerCase());
+/** The stored form of an RCPT address: lower-cased, the domain as punycode when it is a valid hostname (as for a UTF-8 local part). */
+export const storedAddress = (address: string) => (hostnameProblem(domainOf(address)) === null ? normalizeAddress(address) : address.toLowerCase());
 
 /**
  * Receives one message: prepends the Return-Path: and Received: trace headers, streams the bytes

@@ -33,10 +33,13 @@ test('the installed resolver reads what the API created, in one snapshot', async
   t.deepEqual(await resolve('eve@theirs.example'), { kind: 'deliver', tenantId: otherTenant, mailboxIds: [eve], forwards: [] });
   t.deepEqual(await resolve('x@elsewhere.example'), { kind: 'not-hosted' });
   t.deepEqual(await resolve('not an address'), { kind: 'not-hosted' });
-  // A local part no mailbox name allows (a UTF-8 one) is nobody at a hosted domain, even one with a catch-all.
+  // A UTF-8 local part (RFC 6531) is no mailbox or alias name: a catch-all takes it, else it is nobody.
   t.deepEqual(await resolve('jürgen@one.example'), { kind: 'unknown', tenantId });
-  t.deepEqual(await resolve('jürgen@two.example'), { kind: 'unknown', tenantId });
+  t.deepEqual(await resolve('Jürgen@Two.Example'), { kind: 'deliver', tenantId, mailboxIds: [ann, bob], forwards: ['boss@elsewhere.example', 'eve@theirs.example'] });
   t.deepEqual(await resolve('jürgen@elsewhere.example'), { kind: 'not-hosted' });
+  t.deepEqual(await resolve('jür gen@two.example'), { kind: 'unknown', tenantId }, 'not a dot-atom even in UTF-8');
+  t.deepEqual(await resolve('jür..gen@two.example'), { kind: 'unknown', tenantId });
+  t.deepEqual(await resolve(`${'ü'.repeat(33)}@two.example`), { kind: 'unknown', tenantId }, 'over 64 octets');
 });
 
 test('aliases are isolated between tenants', async (t) => {

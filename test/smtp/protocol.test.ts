@@ -242,7 +242,7 @@ test('non-ASCII addresses need SMTPUTF8 on MAIL (553 5.6.7 without it); with it,
   t.is(item.from_email, 'jürgen@example.org');
 });
 
-test('an IDN domain in punycode is plain ASCII: no SMTPUTF8 needed; in Unicode it needs SMTPUTF8 and reaches the same mailbox', async (t) => {
+test('an IDN domain in punycode is plain ASCII: no SMTPUTF8 needed; in Unicode it needs SMTPUTF8 and reaches the same mailbox; a catch-all takes UTF-8 local parts', async (t) => {
   const app = await startTestApp(t);
   const { key } = await provision(app, 'xn--bcher-kva.test', ['inbox']);
   const s = await session(t, app.smtpPort);
@@ -258,6 +258,16 @@ test('an IDN domain in punycode is plain ASCII: no SMTPUTF8 needed; in Unicode i
   t.regex(await s.command('RCPT TO:<inbox@bücher.test>'), /^250 /);
   t.regex(await s.command('DATA'), /^354 /);
   t.regex(await s.command('Subject: unicode\r\n\r\nhello\r\n.'), /^250 /);
-  const items = await waitForEmails(app, key, 2);
-  t.deepEqual(items.map((i) => [i.subject, i.to_email]).sort(), [['punycode', 'inbox@xn--bcher-kva.test'], ['unicode', 'inbox@xn--bcher-kva.test']]);
+  // A UTF-8 local part is no mailbox name: unknown, until a catch-all takes it.
+  t.regex(await s.command('MAIL FROM:<shop@example.org> SMTPUTF8'), /^250 /);
+  t.regex(await s.command('RCPT TO:<Jörg@bücher.test>'), /^550 5\.1\.1 /);
+  const alias = await createAlias(app, key, 'xn--bcher-kva.test', { catch_all: true, goto: 'inbox@xn--bcher-kva.test' });
+  t.is(alias.body.status, 'completed');
+  t.regex(await s.command('RCPT TO:<Jörg@bücher.test>'), /^250 /);
+  t.regex(await s.command('DATA'), /^354 /);
+  t.regex(await s.command('Subject: utf-8 local part\r\n\r\nhello\r\n.'), /^250 /);
+  const items = await waitForEmails(app, key, 3);
+  t.deepEqual(items.map((i) => [i.subject, i.to_email]).sort(), [
+    ['punycode', 'inbox@xn--bcher-kva.test'], ['unicode', 'inbox@xn--bcher-kva.test'], ['utf-8 local part', 'jörg@xn--bcher-kva.test'],
+  ]);
 });
