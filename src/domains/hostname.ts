@@ -26,7 +26,11 @@ export function hostnameProblem(input: string): string | null {
     if (label.length > 63) return 'must have labels of at most 63 characters';
     if (!LABEL.test(label)) return `has an invalid label "${label}" (letters, digits and inner hyphens only)`;
   }
-  if (/^[0-9]+$/.test(labels[labels.length - 1])) return 'must not be an IP address';
+  for (const label of labels) {
+    // An A-label must decode (RFC 5891 section 5.4); node's converter refuses the ones that do not.
+    if (label.startsWith('xn--') && domainToASCII(label) === '') return `has an invalid internationalised label "${label}"`;
+  }
+  if (/^[0-9]+$/.test(labels[labels.length - 1])) return 'must not end in an all-numeric label';
   return null;
 }
 

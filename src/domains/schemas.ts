@@ -1,6 +1,8 @@
 import { idSchema } from '../http/validate.js';
 
 const slots = { type: 'integer', minimum: 1, maximum: 100 } as const;
+/** SPEC.md: "Quota fields are not accepted on create" (a quota would be silently dropped otherwise). */
+const noQuotas = { domain_quota: false, quota: false, mailbox_quota: false, quota_mb: false } as const;
 
 /** POST /v1/create/domain */
 export const createDomainBody = {
@@ -8,7 +10,8 @@ export const createDomainBody = {
   required: ['Domain'],
   properties: {
     Domain: { type: 'string', format: 'mailstead-hostname' },
-    Params: { type: 'object', properties: { total_mailbox_allowed: slots } },
+    Params: { type: 'object', properties: { total_mailbox_allowed: slots, ...noQuotas } },
+    ...noQuotas,
   },
 } as const;
 export interface CreateDomainBody { Domain: string; Params?: { total_mailbox_allowed?: number } }

@@ -60,6 +60,7 @@ export function describeError(err: ErrorObject, root: string): string {
     case 'maximum': return `${field} must be at most ${p.limit}`;
     case 'minProperties': return `${field} needs at least ${p.limit} of its fields`;
     case 'pattern': return `${field} has an invalid format`;
+    case 'false schema': return `${field} is not accepted here`;
     default: return `${field} ${err.message ?? 'is invalid'}`;
   }
 }

@@ -4,7 +4,7 @@ const password = {
   type: ['string', 'integer'],
   description: 'A string of at least 8 characters, or the integer 0 for a generated 24-character password',
 } as const;
-const fullname = { type: 'string', maxLength: 255 } as const;
+const fullname = { type: 'string', minLength: 1, maxLength: 255 } as const;
 
 /** POST /v1/create/mailbox/single */
 export const createSingleBody = {
@@ -30,7 +30,7 @@ export const createBulkBody = {
   type: 'object',
   required: ['Email_fullname', 'single_bulk', 'Domain', 'Params'],
   properties: {
-    Email_fullname: { ...fullname, minLength: 1 },
+    Email_fullname: fullname,
     single_bulk: { type: 'string', const: 'bulk' },
     Domain: { type: 'string', format: 'mailstead-hostname' },
     Params: {

@@ -14,7 +14,7 @@ test('invalid hostnames and why', (t) => {
   const cases: Record<string, RegExp> = {
     '': /empty/, localhost: /two labels/, 'http://a.org': /scheme/, 'a.org:80': /port/, 'a.org/x': /path/,
     '10.0.0.1': /IP/, '[::1]': /IP/, '::1': /IP/, 'a.org.': /dot/, 'a_b.org': /underscore/, '-a.org': /invalid label/,
-    'a-.org': /invalid label/, 'a..org': /empty labels/, 'a b.org': /spaces/, 'a.123': /IP/, 'a!.org': /invalid label/,
+    'a-.org': /invalid label/, 'a..org': /empty labels/, 'a b.org': /spaces/, 'a.123': /all-numeric label/, 'xn--zz.org': /invalid internationalised label/, 'a!.org': /invalid label/,
   };
   for (const [h, why] of Object.entries(cases)) t.regex(hostnameProblem(h) ?? 'valid', why, h);
 });

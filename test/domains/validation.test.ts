@@ -28,6 +28,12 @@ const BAD_DOMAIN_BODIES: Array<[unknown, RegExp]> = [
   [{ Domain: 'example.org', Params: { total_mailbox_allowed: 101 } }, /^Params\.total_mailbox_allowed must be at most 100$/],
   [{ Domain: 'example.org', Params: { total_mailbox_allowed: 5.5 } }, /^Params\.total_mailbox_allowed must be integer$/],
   [{ Domain: 'example.org', Params: { total_mailbox_allowed: '5' } }, /^Params\.total_mailbox_allowed must be integer$/],
+  // SPEC.md: quota fields are not accepted on create (rather than silently dropped).
+  [{ Domain: 'example.org', Params: { domain_quota: '5GB' } }, /^Params\.domain_quota is not accepted here$/],
+  [{ Domain: 'example.org', Params: { quota: 5 } }, /^Params\.quota is not accepted here$/],
+  [{ Domain: 'example.org', domain_quota: '5GB' }, /^domain_quota is not accepted here$/],
+  [{ Domain: 'a.123' }, /^Domain must not end in an all-numeric label$/],
+  [{ Domain: 'xn--zz.org' }, /^Domain has an invalid internationalised label "xn--zz"$/],
 ];
 
 test('every bad create-domain body is a 422 naming the field, and nothing is stored or enqueued', async (t) => {

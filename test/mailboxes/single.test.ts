@@ -100,6 +100,7 @@ test('validation, authentication, plan and ownership errors of single create', a
     [body('mine..example', 'a@mine.example', 'password1'), 'Domain must not contain empty labels'],
     [{ ...ok, single_bulk: 'bulk' }, 'single_bulk must be "single"'],
     [{ Domain: 'mine.example', single_bulk: 'single', Params: { email_id: 'a@mine.example', password: 0 } }, 'Email_fullname is required'],
+    [{ ...ok, Email_fullname: '' }, 'Email_fullname must not be empty'],
     [{ ...ok, Params: { password: 0 } }, 'Params.email_id is required'],
     [{ ...ok, Params: undefined }, 'Params is required'],
   ];
