@@ -10,6 +10,7 @@ import { installDomains } from './domains/index.js';
 import { installMailboxes } from './mailboxes/index.js';
 import { installAliases } from './aliases/index.js';
 import { installEmails } from './emails/index.js';
+import { answerClientError } from './http/client-error.js';
 import { createRouteRegistry } from './http/registry.js';
 import { createHttpApp } from './http/server.js';
 import { createLogger, type Logger } from './logger.js';
@@ -98,6 +99,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
         s.once('error', reject);
       });
       server.keepAliveTimeout = 65_000;
+      server.on('clientError', answerClientError);
       const httpPort = (server.address() as AddressInfo).port;
       const smtpPort = await smtp.listen();
       cron.start();

@@ -1,3 +1,4 @@
+import { connect } from 'node:net';
 import test from 'ava';
 import { startTestApp } from '../helpers/app.js';
 
@@ -64,4 +65,24 @@ test('GET /metrics serves Prometheus text without a key, counting requests by ro
   const text = await res.text();
   t.regex(text, /mailstead_http_requests_total\{method="GET",route="\/api\/health",status="200"\} 1/);
   t.regex(text, /mailstead_process_cpu_user_seconds_total/);
+});
+
+test('a request the HTTP parser refuses (raw UTF-8 in the URL) still gets a body in the error contract', async (t) => {
+  const app = await startTestApp(t);
+  const raw = (request: Buffer) => new Promise<string>((resolve, reject) => {
+    const socket = connect(app.httpPort, '127.0.0.1', () => socket.end(request));
+    let text = '';
+    socket.on('data', (d) => { text += d.toString('utf8'); });
+    socket.on('end', () => resolve(text));
+    socket.on('error', reject);
+  });
+  const reply = await raw(Buffer.from('GET /api/v1/list/mailbox?domain=bücher.de HTTP/1.1\r\nHost: x\r\n\r\n', 'utf8'));
+  const [head, body] = reply.split('\r\n\r\n');
+  t.regex(head, /^HTTP\/1\.1 400 Bad Request\r\n/);
+  t.regex(head, /\r\nContent-Type: application\/json; charset=utf-8/);
+  t.is(JSON.parse(body).status, 'error');
+  t.regex(JSON.parse(body).reason, /percent-encoded/);
+  const huge = await raw(Buffer.from(`GET /api/health HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(20_000)}\r\n\r\n`));
+  t.regex(huge, /^HTTP\/1\.1 431 /);
+  t.is((await app.get('/health')).status, 200, 'still serving');
 });
