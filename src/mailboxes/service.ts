@@ -59,7 +59,11 @@ export function createMailboxService(deps: {
       return db.transaction().execute(async (trx) => {
         const domain = await ownedDomain(trx, key, host);
         if ((await store.takenAmong(trx, [address])).size > 0) throw unprocessable(`Params.email_id ${address} already exists`);
-        const left = domain.total_mailbox_allowed - (await store.countForDomain(trx, domain.id));
+        // Requests accepted a moment ago whose tasks have not run yet count as done: a 200 here
+        // must not turn into a failed task because of a request that came just before.
+        const pending = await store.pendingAddresses(trx, host);
+        if (pending.has(address)) throw unprocessable(`Params.email_id ${address} is already being created`);
+        const left = domain.total_mailbox_allowed - (await store.countForDomain(trx, domain.id)) - pending.size;
         if (left < 1) throw slotsRefusal(host, domain.total_mailbox_allowed, left, 1);
         const payload: SinglePayload = { domainId: domain.id, address, displayName: input.fullname, password };
         const taskId = await queue.enqueue(trx, { kind: 'mailbox.single', tenantId: key.tenantId, keyId: key.id, domain: host, payload });
@@ -78,8 +82,10 @@ export function createMailboxService(deps: {
       return db.transaction().execute(async (trx) => {
         const domain = await ownedDomain(trx, key, host);
         await tenants.checkCooldown(trx, BULK_COOLDOWN, key.id, host);
-        const needed = addresses.length - (await store.takenAmong(trx, addresses)).size;
-        const left = domain.total_mailbox_allowed - (await store.countForDomain(trx, domain.id));
+        const taken = await store.takenAmong(trx, addresses);
+        const pending = await store.pendingAddresses(trx, host);
+        const needed = addresses.filter((a) => !taken.has(a) && !pending.has(a)).length;
+        const left = domain.total_mailbox_allowed - (await store.countForDomain(trx, domain.id)) - pending.size;
         if (needed > left) throw slotsRefusal(host, domain.total_mailbox_allowed, left, needed);
         await tenants.markCooldown(trx, BULK_COOLDOWN, key.id, host);
         const payload: BulkPayload = { domainId: domain.id, addresses, displayName: input.fullname, password };

@@ -15,6 +15,17 @@ export interface NewMailbox {
 const CHUNK = 500;
 const chunks = <T>(list: T[]) => Array.from({ length: Math.ceil(list.length / CHUNK) }, (_, i) => list.slice(i * CHUNK, (i + 1) * CHUNK));
 
+/** Which of these addresses are already taken by a mailbox or an alias (of anyone). */
+async function takenAmong(db: Db, addresses: string[]): Promise<Set<string>> {
+  const taken = new Set<string>();
+  for (const part of chunks(addresses)) {
+    const rows = await db.selectFrom('mailboxes').select('address').where('address', 'in', part)
+      .union(db.selectFrom('aliases').select('address').where('address', 'in', part)).execute();
+    for (const r of rows) taken.add(r.address);
+  }
+  return taken;
+}
+
 /** Every query of the mailboxes capability (mailboxes, their deletion, and password redaction). */
 export function createMailboxStore() {
   return {
@@ -28,14 +39,22 @@ export function createMailboxStore() {
         .executeTakeFirstOrThrow().then((r) => Number(r.n)),
 
     /** Which of these addresses are already taken by a mailbox or an alias (of anyone). */
-    async takenAmong(db: Db, addresses: string[]): Promise<Set<string>> {
-      const taken = new Set<string>();
-      for (const part of chunks(addresses)) {
-        const rows = await db.selectFrom('mailboxes').select('address').where('address', 'in', part)
-          .union(db.selectFrom('aliases').select('address').where('address', 'in', part)).execute();
-        for (const r of rows) taken.add(r.address);
-      }
-      return taken;
+    takenAmong,
+
+    /**
+     * Addresses that queued or running create tasks for `hostname` will create and that do not
+     * exist yet: they hold a slot and their name from the moment the request is accepted.
+     */
+    async pendingAddresses(db: Db, hostname: string): Promise<Set<string>> {
+      const rows = await db.selectFrom('tasks').select('payload')
+        .where('status', 'in', ['queued', 'running']).where('kind', 'in', ['mailbox.single', 'mailbox.bulk']).where('domain', '=', hostname)
+        .execute();
+      const planned = rows.flatMap((r) => {
+        const payload = JSON.parse(r.payload) as { address?: string; addresses?: string[] };
+        return payload.addresses ?? (payload.address ? [payload.address] : []);
+      });
+      const taken = await takenAmong(db, planned);
+      return new Set(planned.filter((a) => !taken.has(a)));
     },
 
     /** Inserts mailboxes (one statement per chunk). */

@@ -147,3 +147,26 @@ test('polls: unknown task 404, another key\'s task 404, another kind 422, no key
   t.is((await app.get('/v1/get/mailbox/single?task_id=abc', key)).status, 422);
   t.is((await app.get(`/v1/get/mailbox/single?task_id=${id}`, await app.keyFor({ perms: ['write'] }))).status, 403);
 });
+
+test('parallel creates: requests accepted but not yet run hold their slot and their address, so the others are refused up front', async (t) => {
+  const app = await startTestApp(t);
+  const key = await app.keyFor();
+  const create = (host: string, address: string) =>
+    app.post('/v1/create/mailbox/single', key, { Email_fullname: 'R', single_bulk: 'single', Domain: host, Params: { email_id: address, password: 'password1' } });
+  await domain(app, key, 'rush.example', { total_mailbox_allowed: 1 });
+  const replies = await Promise.all(Array.from({ length: 8 }, (_, i) => create('rush.example', `r${i}@rush.example`)));
+  const accepted = replies.filter((r) => r.status === 200);
+  t.is(accepted.length, 1, JSON.stringify(replies.map((r) => r.status)));
+  for (const r of replies.filter((x) => x.status !== 200)) t.deepEqual(r.body, { status: 'error', reason: 'No mailbox slots left on rush.example (all 1 are used)' });
+  t.is((await app.pollTask('/v1/get/mailbox/single', key, accepted[0].body.task_id, TASK_WAIT_MS)).body.status, 'completed');
+
+  await domain(app, key, 'same.example');
+  const same = await Promise.all(Array.from({ length: 6 }, () => create('same.example', 'dup@same.example')));
+  const first = same.filter((r) => r.status === 200);
+  t.is(first.length, 1, JSON.stringify(same.map((r) => r.status)));
+  for (const r of same.filter((x) => x.status !== 200)) {
+    t.is(r.status, 422);
+    t.regex(r.body.reason, /^Params\.email_id dup@same\.example (is already being created|already exists)$/);
+  }
+  t.is((await app.pollTask('/v1/get/mailbox/single', key, first[0].body.task_id, TASK_WAIT_MS)).body.status, 'completed');
+});
