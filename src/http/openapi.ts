@@ -25,7 +25,10 @@ export function buildOpenApi(specs: readonly RouteSpec[], serverUrl: string) {
   const paths: Record<string, Record<string, unknown>> = {};
   for (const s of specs) {
     const responses: Record<string, unknown> = { 200: { description: 'Success' } };
-    const codes = new Set([...(s.permission === false ? [] : [401, 403]), ...(s.body || s.query || s.params ? [422] : []), ...(s.errors ?? [])]);
+    // Every keyed route has the per-key rate limit (429); every body is read with a size limit (413) as JSON (415).
+    const codes = new Set([
+      ...(s.permission === false ? [] : [401, 403, 429]), ...(s.body ? [413, 415] : []), ...(s.body || s.query || s.params ? [422] : []), ...(s.errors ?? []),
+    ]);
     for (const code of [...codes].sort()) {
       responses[code] = { description: REASONS[code] ?? 'Error', content: { 'application/json': { schema: { $ref: '#/components/schemas/Error' } } } };
     }
