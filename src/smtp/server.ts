@@ -60,8 +60,8 @@ export const DEFAULT_LIMITS: ListenerLimits = {
 };
 
 /**
- * MAIL parameters of the extensions we offer (SIZE, 8BITMIME, SMTPUTF8; REQUIRETLS, which
- * smtp-server offers after STARTTLS). smtp-server checks their values and ignores any others;
+ * MAIL parameters of the extensions we offer (SIZE, 8BITMIME, SMTPUTF8; REQUIRETLS, offered after
+ * STARTTLS, and refused by smtp-server before it). smtp-server checks their values and ignores any others;
  * like Postfix we refuse the others, and every RCPT parameter (DSN is not offered), with 555.
  */
 const MAIL_PARAMETERS: ReadonlySet<string> = new Set(['SIZE', 'BODY', 'SMTPUTF8', 'REQUIRETLS']);
@@ -123,6 +123,9 @@ export function createSmtpListener(deps: SmtpListenerDeps) {
     size: limits.maxSize,
     authOptional: true,
     disabledCommands: tlsFiles ? ['AUTH'] : ['AUTH', 'STARTTLS'],
+    // RFC 8689: offered once the session is under TLS. This server is the final hop, so a message
+    // that asks for TLS all the way has had it.
+    hideREQUIRETLS: false,
     ...(tlsFiles ?? {}),
     maxClients: limits.maxClients,
     socketTimeout: limits.idleTimeoutMs,

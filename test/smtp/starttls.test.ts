@@ -1,5 +1,8 @@
+import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { connect } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 import test from 'ava';
 import { startTestApp, tempDir } from '../helpers/app.js';
 import { certificate, peerCommonName, provision, rawSession, sendMail, waitForEmails } from '../helpers/smtp.js';
@@ -61,4 +64,49 @@ test('reloadTls picks up a renewed certificate for new sessions; a broken pair k
 test('without a certificate reloadTls is a no-op', async (t) => {
   const app = await startTestApp(t);
   t.false(app.app.smtp.reloadTls());
+});
+
+test('REQUIRETLS (RFC 8689) is offered under TLS and taken on MAIL there; before STARTTLS it is neither', async (t) => {
+  const dir = tempDir(t);
+  const pems = await certificate('rt.mailstead.test');
+  writeFileSync(join(dir, 'cert.pem'), pems.cert);
+  writeFileSync(join(dir, 'key.pem'), pems.key);
+  const app = await startTestApp(t, { env: { MAILSTEAD_TLS_CERT: join(dir, 'cert.pem'), MAILSTEAD_TLS_KEY: join(dir, 'key.pem') } });
+  const plain = await rawSession(app.smtpPort);
+  t.teardown(() => plain.close());
+  t.false((await plain.command('EHLO client.example')).includes('REQUIRETLS'));
+  t.regex(await plain.command('MAIL FROM:<x@example.org> REQUIRETLS'), /^5\d\d /);
+
+  const socket = connect(app.smtpPort, '127.0.0.1');
+  t.teardown(() => socket.destroy());
+  const lines = (stream: NodeJS.ReadableStream) => {
+    let buffer = '';
+    const waiting: Array<(reply: string) => void> = [];
+    stream.on('data', (d: Buffer) => {
+      buffer += d.toString('utf8');
+      let m;
+      while (waiting.length && (m = /(?:^|\r\n)(\d{3}) [^\r\n]*\r\n/.exec(buffer))) {
+        const end = m.index + m[0].length;
+        const reply = buffer.slice(0, end);
+        buffer = buffer.slice(end);
+        waiting.shift()!(reply);
+      }
+    });
+    return () => new Promise<string>((resolve) => waiting.push(resolve));
+  };
+  const nextPlain = lines(socket);
+  await nextPlain();
+  socket.write('EHLO client.example\r\n');
+  await nextPlain();
+  socket.write('STARTTLS\r\n');
+  t.regex(await nextPlain(), /^220 /);
+  socket.removeAllListeners('data');
+  const secure = tlsConnect({ socket, rejectUnauthorized: false, servername: 'rt.mailstead.test' });
+  await once(secure, 'secureConnect');
+  const next = lines(secure);
+  secure.write('EHLO client.example\r\n');
+  t.true((await next()).split('\r\n').some((l) => l.slice(4) === 'REQUIRETLS'));
+  secure.write('MAIL FROM:<x@example.org> REQUIRETLS\r\n');
+  t.regex(await next(), /^250 /);
+  secure.end('QUIT\r\n');
 });
