@@ -35,7 +35,10 @@ async function nobodyHasRoom(deps: DataDeps, recipients: RawDelivery['recipients
   return full.length >= ids.length;
 }
 
-/** The stored form of an RCPT address: lower-cased, the domain as punycode when it is a valid hostname (as for a UTF-8 local part). */
+/**
+ * The stored form of an RCPT address: lower-cased, with the domain as punycode whenever it is a
+ * valid hostname (also behind a UTF-8 local part, which is not a valid address of ours).
+ */
 export const storedAddress = (address: string) => (hostnameProblem(domainOf(address)) === null ? normalizeAddress(address) : address.toLowerCase());
 
 /**

@@ -61,8 +61,8 @@ export const DEFAULT_LIMITS: ListenerLimits = {
 
 /**
  * MAIL parameters of the extensions we offer (SIZE, 8BITMIME, SMTPUTF8; REQUIRETLS, offered after
- * STARTTLS, and refused by smtp-server before it). smtp-server checks their values and ignores any others;
- * like Postfix we refuse the others, and every RCPT parameter (DSN is not offered), with 555.
+ * STARTTLS and refused by smtp-server before it). smtp-server checks their values and ignores any
+ * others; like Postfix we refuse the others, and every RCPT parameter (DSN is not offered), with 555.
  */
 const MAIL_PARAMETERS: ReadonlySet<string> = new Set(['SIZE', 'BODY', 'SMTPUTF8', 'REQUIRETLS']);
 const NO_PARAMETERS: ReadonlySet<string> = new Set();
