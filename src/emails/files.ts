@@ -1,4 +1,5 @@
 import { createReadStream } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
@@ -53,7 +54,13 @@ export function createEmailFiles({ db, store, blobs, signer, clock, publicUrl }:
       if (e.inbound_id !== null) {
         const src = await store.rawSource(db, e.inbound_id);
         if (src?.raw) return { body: src.raw, size: src.raw.length };
-        if (src?.raw_path) return { body: createReadStream(src.raw_path) };
+        if (src?.raw_path) {
+          const file = blobs.rawFile(src.raw_path);
+          // Checked before the answer starts: a stream that fails after the headers can only cut the connection.
+          const size = await stat(file).then((s) => s.size, () => null);
+          if (size === null) throw notFound('Raw message file is missing from the data directory');
+          return { body: createReadStream(file), size };
+        }
       }
       const attachments = await store.attachmentsOf(db, id);
       const headers: Record<string, string | string[]> = {};

@@ -71,7 +71,7 @@ export function createAcceptor(deps: {
           envelopeJson: JSON.stringify(envelope), targetsJson: JSON.stringify(smtpTargets(recipients)), size: delivery.size, rawPath, acceptedAt: deps.now(),
         }, raw);
       } catch (err) {
-        if (rawPath) await blobs.remove(rawPath);
+        if (rawPath) await blobs.remove(blobs.rawFile(rawPath));
         throw err;
       }
       deps.onJournaled();

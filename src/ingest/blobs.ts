@@ -1,7 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, mkdirSync, type ReadStream } from 'node:fs';
 import { access, open, readFile, rename, unlink, utimes } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 
 /** Writes `data` to `path` and flushes it to the disk before resolving. */
 async function writeSynced(path: string, data: Buffer): Promise<void> {
@@ -41,10 +41,22 @@ export function createBlobStore(dataDir: string, now: () => number = Date.now) {
   for (const d of [tmpDir, blobDir, rawDir]) mkdirSync(d, { recursive: true });
 
   const blobPath = (sha256: string) => join(blobDir, sha256.slice(0, 2), sha256.slice(2, 4), sha256);
+  const rawName = (file: string) => `raw/${basename(file)}`;
 
   return {
     /** Path of the blob with this hash. */
     blobPath,
+
+    /**
+     * The file of a raw message as the queue and the journal name it. Names are relative to the
+     * data directory (`raw/<uuid>.eml`) so that a data directory copied or mounted elsewhere still
+     * finds its files; names written by earlier versions were absolute paths, and their file
+     * name is what counts.
+     */
+    rawFile: (name: string) => join(rawDir, basename(name)),
+
+    /** The name the database and the journal keep for a raw file (see rawFile). */
+    rawName,
 
     /**
      * Stores content durably under its SHA-256 (once), and returns the hash. Content already stored
@@ -82,7 +94,7 @@ export function createBlobStore(dataDir: string, now: () => number = Date.now) {
 
     /**
      * Takes ownership of a spooled file under `tmp/`: fsyncs it, moves it into `raw/` and fsyncs
-     * that directory. Returns the new path.
+     * that directory. Returns its name (rawName).
      */
     async adoptRaw(path: string): Promise<string> {
       const handle = await open(path, 'r+');
@@ -94,17 +106,17 @@ export function createBlobStore(dataDir: string, now: () => number = Date.now) {
       const target = join(rawDir, `${randomUUID()}.eml`);
       await rename(path, target);
       await syncDir(rawDir);
-      return target;
+      return rawName(target);
     },
 
-    /** Writes raw bytes durably into `raw/`; returns the path. */
+    /** Writes raw bytes durably into `raw/`; returns their name (rawName). */
     async putRaw(data: Buffer): Promise<string> {
       const tmp = join(tmpDir, `${randomUUID()}.eml`);
       await writeSynced(tmp, data);
       const target = join(rawDir, `${randomUUID()}.eml`);
       await rename(tmp, target);
       await syncDir(rawDir);
-      return target;
+      return rawName(target);
     },
 
     /** Removes a file the database no longer names (best effort). */

@@ -1,5 +1,5 @@
 import { readdir, stat } from 'node:fs/promises';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import type { Logger } from '../logger.js';
@@ -50,11 +50,13 @@ export function createOrphanSweep({ db, store, blobs, clock, logger, journalRawP
         removed++;
       }
     }
-    const named = await store.rawPaths(db);
-    for (const p of journalRawPaths?.() ?? []) named.add(p);
+    // By file name: rows of earlier versions name their raw files by absolute paths, which a data
+    // directory copied or mounted elsewhere no longer matches.
+    const named = new Set<string>();
+    for (const p of [...(await store.rawPaths(db)), ...(journalRawPaths?.() ?? [])]) named.add(basename(p));
     for (const name of await readdir(blobs.dirs.raw).catch(() => [] as string[])) {
       const path = join(blobs.dirs.raw, name);
-      if (named.has(path) || !(await olderThan(path, limit))) continue;
+      if (named.has(name) || !(await olderThan(path, limit))) continue;
       await blobs.remove(path);
       removed++;
     }

@@ -59,7 +59,7 @@ export function createIngestWorker(deps: {
     // Rows are loaded without their raw bytes when the parser reads them itself (prepareBatch).
     const queued = deps.queuedParser?.() ?? null;
     let messageJson;
-    if (row.raw_path) messageJson = await parse({ path: row.raw_path }, delivery);
+    if (row.raw_path) messageJson = await parse({ path: blobs.rawFile(row.raw_path) }, delivery);
     else if (row.raw) messageJson = await parse(row.raw, delivery);
     else if (queued) messageJson = await queued(row.id, delivery);
     else throw new Error(`inbound row ${row.id} has no raw bytes`);
@@ -145,7 +145,7 @@ export function createIngestWorker(deps: {
     }
     for (const f of b.failed) if (!f.final) retryAt.set(f.id, b.now + 5000 * 2 ** (b.attempts.get(f.id) ?? 0));
     for (const p of b.prepared) retryAt.delete(p.id);
-    for (const path of unlink) await blobs.remove(path);
+    for (const name of unlink) await blobs.remove(blobs.rawFile(name));
   }
 
   /** Moves the oldest acceptance-journal records into the queue (one transaction, durable before the journal lets go of them). */
