@@ -2,9 +2,21 @@ import type { Context, Next } from 'koa';
 import type { Logger } from '../logger.js';
 import { ApiError } from '../errors.js';
 
+const FULL_CODES = new Set(['ENOSPC', 'EDQUOT', 'SQLITE_FULL']);
+
+/** Whether an error (or the one it wraps) says the disk or the database is full. */
+export function isStorageFull(err: unknown): boolean {
+  for (let e = err as { code?: unknown; message?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+    if (typeof e.code === 'string' && FULL_CODES.has(e.code)) return true;
+    if (typeof e.message === 'string' && /\b(ENOSPC|EDQUOT|SQLITE_FULL)\b|database or disk is full/.test(e.message)) return true;
+  }
+  return false;
+}
+
 /**
  * Turns every failure into the error contract `{status:"error", reason}`: ApiError as it says,
- * router errors (405, 501) with their status, anything else a 500 whose stack goes only to the log.
+ * router errors (405, 501) with their status, a full disk 503 with Retry-After, anything else a
+ * 500 whose stack goes only to the log.
  */
 export function errorMiddleware(logger: Logger) {
   return async (ctx: Context, next: Next) => {
@@ -28,6 +40,12 @@ export function errorMiddleware(logger: Logger) {
       } else if (e.status === 501) {
         ctx.status = 405;
         ctx.body = { status: 'error', reason: 'Method not allowed' };
+      } else if (isStorageFull(err)) {
+        // Nothing was acknowledged; the client should come back once an operator made room.
+        ctx.status = 503;
+        ctx.set('Retry-After', '60');
+        ctx.body = { status: 'error', reason: 'Storage is full: try again later' };
+        logger.error({ err, req_id: ctx.state.reqId }, 'storage full');
       } else {
         ctx.status = 500;
         ctx.body = { status: 'error', reason: 'Internal server error' };

@@ -1,5 +1,6 @@
 import { connect } from 'node:net';
 import test from 'ava';
+import { isStorageFull } from '../../src/http/errors.js';
 import { startTestApp } from '../helpers/app.js';
 
 test('unknown routes are 404 and wrong methods 405, both in the error contract', async (t) => {
@@ -45,6 +46,21 @@ test('an unexpected error is a 500 with a generic reason and no stack', async (t
   const r = await app.get('/v1/test/boom');
   t.is(r.status, 500);
   t.deepEqual(r.body, { status: 'error', reason: 'Internal server error' });
+});
+
+test('a full disk or database is a 503 with Retry-After: nothing was acknowledged, come back later', async (t) => {
+  const app = await startTestApp(t);
+  const full = Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
+  const wrapped = new Error('storage thread failed', { cause: Object.assign(new Error('database or disk is full'), { code: 'SQLITE_FULL' }) });
+  for (const [path, err] of [['/v1/test/enospc', full], ['/v1/test/sqlite-full', wrapped]] as const) {
+    app.app.registry.add({ method: 'get', path, summary: 'test only', permission: false, handler: () => { throw err; } });
+    const r = await app.get(path);
+    t.is(r.status, 503, path);
+    t.is(r.headers.get('retry-after'), '60');
+    t.deepEqual(r.body, { status: 'error', reason: 'Storage is full: try again later' });
+  }
+  t.false(isStorageFull(new Error('something else')));
+  t.true(isStorageFull(new Error('SqliteError: database or disk is full')));
 });
 
 test('health answers without a key and requests carry an id', async (t) => {
