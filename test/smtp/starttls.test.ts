@@ -7,12 +7,17 @@ import test from 'ava';
 import { startTestApp, tempDir } from '../helpers/app.js';
 import { certificate, peerCommonName, provision, rawSession, sendMail, waitForEmails } from '../helpers/smtp.js';
 
-test('STARTTLS with a certificate generated at test time: offered, negotiated, recorded in the trace header', async (t) => {
+/** The app with STARTTLS on, from a certificate for `commonName` generated at test time. */
+async function appWithCertificate(t: import('ava').ExecutionContext, commonName: string) {
   const dir = tempDir(t);
-  const pems = await certificate('first.mailstead.test');
+  const pems = await certificate(commonName);
   writeFileSync(join(dir, 'cert.pem'), pems.cert);
   writeFileSync(join(dir, 'key.pem'), pems.key);
-  const app = await startTestApp(t, { env: { MAILSTEAD_TLS_CERT: join(dir, 'cert.pem'), MAILSTEAD_TLS_KEY: join(dir, 'key.pem') } });
+  return startTestApp(t, { env: { MAILSTEAD_TLS_CERT: join(dir, 'cert.pem'), MAILSTEAD_TLS_KEY: join(dir, 'key.pem') } });
+}
+
+test('STARTTLS with a certificate generated at test time: offered, negotiated, recorded in the trace header', async (t) => {
+  const app = await appWithCertificate(t, 'first.mailstead.test');
   const { key } = await provision(app, 'tls.test', ['secure']);
 
   const s = await rawSession(app.smtpPort);
@@ -67,11 +72,7 @@ test('without a certificate reloadTls is a no-op', async (t) => {
 });
 
 test('REQUIRETLS (RFC 8689) is offered under TLS and taken on MAIL there; before STARTTLS it is neither', async (t) => {
-  const dir = tempDir(t);
-  const pems = await certificate('rt.mailstead.test');
-  writeFileSync(join(dir, 'cert.pem'), pems.cert);
-  writeFileSync(join(dir, 'key.pem'), pems.key);
-  const app = await startTestApp(t, { env: { MAILSTEAD_TLS_CERT: join(dir, 'cert.pem'), MAILSTEAD_TLS_KEY: join(dir, 'key.pem') } });
+  const app = await appWithCertificate(t, 'rt.mailstead.test');
   const plain = await rawSession(app.smtpPort);
   t.teardown(() => plain.close());
   t.false((await plain.command('EHLO client.example')).includes('REQUIRETLS'));
