@@ -11,6 +11,15 @@ export const BUSY_WINDOW_MS = 100;
  * share: a burst is absorbed by the queue, sustained load beyond what storage keeps up with is not.
  */
 export const MAX_BURST_MS = 30_000;
+/**
+ * The most storage work (in estimated milliseconds) storage lets wait while it yields to arriving
+ * mail. Past it, batches are full and back to back until the backlog is below it again, so mail is
+ * listed within seconds of its 250 under a sustained load storage can keep up with, instead of only
+ * once the load stops (docs/PERFORMANCE.md, session 14).
+ */
+export const MAX_BACKLOG_MS = 5_000;
+/** Storage time per queued row assumed until full batches have measured it (this machine's drain, session 14). */
+export const DEFAULT_DRAIN_MS_PER_ROW = 0.25;
 
 /** What the worker knows when it picks its next batch (milliseconds of a monotonic clock). */
 export interface PaceInput {
@@ -21,18 +30,21 @@ export interface PaceInput {
   busySince: number | null;
   /** Storage time per row of recent batches. */
   msPerRow: number;
+  /** Estimated milliseconds to store everything accepted and not yet stored. */
+  backlogMs: number;
 }
 
 /**
  * The ingest worker's pace for its next batch: while mail arrives, small batches followed by a
- * pause (`yielding`), for up to MAX_BURST_MS of continuous arrivals; then full batches back to
- * back, except that API mail (committed by the storage thread, so waiting behind a batch) keeps
- * batches small while it arrives. Journaled SMTP mail never waits for a batch.
+ * pause (`yielding`), for up to MAX_BURST_MS of continuous arrivals and while the backlog is under
+ * MAX_BACKLOG_MS; otherwise full batches back to back, except that API mail (committed by the
+ * storage thread, so waiting behind a batch) keeps batches small while it arrives. Journaled SMTP
+ * mail never waits for a batch.
  */
 export function pace(p: PaceInput): { rows: number; yielding: boolean; busySince: number | null } {
   const busy = p.now - p.lastAcceptAt < BUSY_WINDOW_MS;
   const busySince = busy ? p.busySince ?? p.now : null;
-  const yielding = busy && p.now - busySince! < MAX_BURST_MS;
+  const yielding = busy && p.now - busySince! < MAX_BURST_MS && p.backlogMs < MAX_BACKLOG_MS;
   const small = yielding || p.now - p.lastApiAcceptAt < BUSY_WINDOW_MS;
   const rows = small ? Math.max(4, Math.min(BATCH_ROWS, Math.floor(BUSY_BATCH_MS / p.msPerRow))) : BATCH_ROWS;
   return { rows, yielding, busySince };

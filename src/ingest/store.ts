@@ -73,6 +73,11 @@ export function createIngestStore() {
       db.selectFrom('inbound').select(['id', 'kind', 'size', 'attempts']).where('status', '=', 'queued').where('id', '>', after)
         .orderBy('id').limit(limit).execute(),
 
+    /** How many SMTP rows wait in the queue. */
+    countQueuedSmtp: (db: Db) =>
+      db.selectFrom('inbound').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'queued').where('kind', '=', 'smtp')
+        .executeTakeFirst().then((r) => Number(r?.n ?? 0)),
+
     /** Rows of the inbound queue without their raw bytes (a parser thread reads those itself). */
     loadWithoutRaw: (db: Db, ids: number[]) =>
       db.selectFrom('inbound').select(['id', 'kind', 'status', 'message', 'targets', 'raw_path', 'size', 'attempts']).where('id', 'in', jsonList(ids)).orderBy('id').execute(),

@@ -4,7 +4,7 @@ import type { Logger } from '../logger.js';
 import type { BlobStore } from './blobs.js';
 import type { Failure, ParsedRaw } from './commits.js';
 import type { Journal } from './journal.js';
-import { BATCH_ROWS, BUSY_PAUSE_RATIO, pace } from './pace.js';
+import { BATCH_ROWS, BUSY_PAUSE_RATIO, DEFAULT_DRAIN_MS_PER_ROW, pace } from './pace.js';
 import type { Envelope, Target } from './message.js';
 import type { StorageThread } from './storage-thread.js';
 import type { IngestStore } from './store.js';
@@ -21,6 +21,8 @@ export const MAX_ATTEMPTS = 3;
 const POLL_MS = 1000;
 /** Longest pause between batches while mail arrives (a slow parse must not stall storage). */
 const MAX_PAUSE_MS = 100;
+/** Batches at least this large measure the drain rate (smaller ones carry a batch's fixed costs). */
+const MEASURING_ROWS = 64;
 
 type InboundRow = Awaited<ReturnType<IngestStore['loadWithoutRaw']>>[number] & { raw?: Buffer | null };
 
@@ -145,6 +147,7 @@ export function createIngestWorker(deps: {
     }
     for (const f of b.failed) if (!f.final) retryAt.set(f.id, b.now + 5000 * 2 ** (b.attempts.get(f.id) ?? 0));
     for (const p of b.prepared) retryAt.delete(p.id);
+    queuedSmtp = Math.max(0, queuedSmtp - b.prepared.length - b.failed.filter((f) => f.final).length);
     for (const name of unlink) await blobs.remove(blobs.rawFile(name));
   }
 
@@ -155,6 +158,7 @@ export function createIngestWorker(deps: {
     const paths: Record<number, string> = {};
     for (const r of next.refs) paths[r.segment] ??= deps.journal.pathOf(r.segment);
     const { damaged } = await deps.thread.move({ paths, refs: next.refs, end: next.end });
+    queuedSmtp += next.refs.length;
     for (const d of damaged) log.error({ journal_segment: d.segment, journal_offset: d.offset }, 'acceptance journal record damaged on disk; passed over');
     deps.journal.applied(next.end);
   }
@@ -164,6 +168,10 @@ export function createIngestWorker(deps: {
   let lastApiAcceptAt = -Infinity;
   let busySince: number | null = null;
   let msPerRow = 0.5;
+  /** SMTP rows in the queue not yet stored (with the journal's pending records: the backlog). */
+  let queuedSmtp = 0;
+  /** Wall time per row of full batches: how fast the pipeline drains a backlog. */
+  let drainMsPerRow = DEFAULT_DRAIN_MS_PER_ROW;
   const pause = (ms: number) => new Promise<void>((r) => (ms > 0 ? setTimeout(r, ms) : setImmediate(r)));
 
   /**
@@ -183,12 +191,15 @@ export function createIngestWorker(deps: {
       do {
         again = false;
         while (!stopped) {
-          const step = pace({ now: performance.now(), lastAcceptAt, lastApiAcceptAt, busySince, msPerRow });
+          const backlogMs = (deps.journal.pending + queuedSmtp) * drainMsPerRow;
+          const step = pace({ now: performance.now(), lastAcceptAt, lastApiAcceptAt, busySince, msPerRow, backlogMs });
           busySince = step.busySince;
           const { rows, yielding } = step;
           // Nothing under way on the storage thread (the first turn, or after an empty one): move now.
           if (!storing) await moveJournal();
+          const prepareStarted = performance.now();
           const next = await prepareBatch(rows);
+          const prepareMs = performance.now() - prepareStarted;
           // Stopping while parses ran: the rows stay queued for the next start.
           if (stopped) break;
           const stored = storing !== null;
@@ -203,6 +214,8 @@ export function createIngestWorker(deps: {
           storing = storeBatch(next).then(async () => {
             const took = performance.now() - started;
             msPerRow = 0.8 * msPerRow + 0.2 * (took / next.picked.length);
+            // Parsing and storing overlap, so the slower of the two sets the pace of a drain.
+            if (!yielding && next.picked.length >= MEASURING_ROWS) drainMsPerRow = 0.8 * drainMsPerRow + 0.2 * (Math.max(prepareMs, took) / next.picked.length);
             await moveJournal();
             if (yielding) await pause(Math.min(MAX_PAUSE_MS, BUSY_PAUSE_RATIO * took));
           });
@@ -239,6 +252,7 @@ export function createIngestWorker(deps: {
     /** Starts working, beginning with whatever a previous run left queued. */
     start() {
       stopped = false;
+      void store.countQueuedSmtp(db).then((n) => { queuedSmtp += n; }, (err) => log.warn({ err }, 'could not count queued mail'));
       timer = setInterval(wake, POLL_MS);
       timer.unref();
       wake();

@@ -1,7 +1,7 @@
 import test from 'ava';
-import { BATCH_ROWS, BUSY_WINDOW_MS, MAX_BURST_MS, pace } from '../../src/ingest/pace.js';
+import { BATCH_ROWS, BUSY_WINDOW_MS, MAX_BACKLOG_MS, MAX_BURST_MS, pace } from '../../src/ingest/pace.js';
 
-const idle = { lastAcceptAt: -Infinity, lastApiAcceptAt: -Infinity, busySince: null, msPerRow: 0.5 };
+const idle = { lastAcceptAt: -Infinity, lastApiAcceptAt: -Infinity, busySince: null, msPerRow: 0.5, backlogMs: 0 };
 
 test('with no mail arriving, batches are full and nothing yields', (t) => {
   t.deepEqual(pace({ ...idle, now: 1000 }), { rows: BATCH_ROWS, yielding: false, busySince: null });
@@ -27,4 +27,11 @@ test('API mail waits behind a batch in the storage thread, so its arrivals keep 
   const step = pace({ ...idle, now: 100_000, lastAcceptAt: 99_999, lastApiAcceptAt: 99_999, busySince: 100_000 - MAX_BURST_MS - 1 });
   t.deepEqual(step, { rows: 16, yielding: false, busySince: 100_000 - MAX_BURST_MS - 1 });
   t.is(pace({ ...idle, now: 0, lastAcceptAt: 0, busySince: 0, msPerRow: 10 }).rows, 4, 'never fewer than 4 rows');
+});
+
+test('while mail arrives, a backlog past MAX_BACKLOG_MS ends the yielding until it is worked down', (t) => {
+  const arriving = { ...idle, now: 20_000, lastAcceptAt: 19_999, busySince: 19_000 };
+  t.deepEqual(pace({ ...arriving, backlogMs: MAX_BACKLOG_MS - 1 }), { rows: 16, yielding: true, busySince: 19_000 });
+  t.deepEqual(pace({ ...arriving, backlogMs: MAX_BACKLOG_MS }), { rows: BATCH_ROWS, yielding: false, busySince: 19_000 }, 'full batches, no pauses');
+  t.true(pace({ ...arriving, now: 20_500, lastAcceptAt: 20_499, backlogMs: 10 }).yielding, 'worked down: acknowledgements first again');
 });
