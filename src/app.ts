@@ -6,6 +6,7 @@ import type { Core } from './core.js';
 import { createCron } from './cron.js';
 import { openDatabase } from './db/connection.js';
 import { installDns } from './dns/index.js';
+import { DNS_CHECK_SLOTS, DNS_LANE } from './dns/tasks.js';
 import { installDomains } from './domains/index.js';
 import { installMailboxes } from './mailboxes/index.js';
 import { installAliases } from './aliases/index.js';
@@ -57,7 +58,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
     onCheckpointError: (err) => logger.warn({ err }, 'WAL checkpoint failed; retrying'),
   });
   const db = database.db;
-  const queue = createTaskQueue({ db, clock, logger });
+  const queue = createTaskQueue({ db, clock, logger, lanes: { [DNS_LANE]: DNS_CHECK_SLOTS } });
   const cron = createCron(logger);
   for (const job of taskCronJobs(queue)) cron.add(job);
   const tenants = createTenantService({ db, store: createTenantStore(), clock, cooldownSeconds: config.cooldownSeconds });

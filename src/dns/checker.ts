@@ -41,8 +41,12 @@ export function createDnsChecker(deps: {
   recordsView: (db: Db, domainId: number) => Promise<CheckResult['records']>;
 }) {
   const { db, store, clock, logger } = deps;
-  // Inconclusive checks in a row, in this process: a long streak means the resolver is down.
+  // Inconclusive checks in a row, in this process, each of a hostname whose previous check here
+  // concluded: a long streak means the resolver is down. A hostname that keeps failing counts
+  // once, so one tenant's dead zones checked again and again do not look like a resolver outage
+  // and slow everyone's checks to the scheduler's single probe.
   let streak = 0;
+  const failing = new Set<string>();
 
   /** Queries every distinct name and type of the hostname's records; null when the hostname does not exist. */
   async function observe(hostname: string): Promise<Observed | null> {
@@ -56,8 +60,17 @@ export function createDnsChecker(deps: {
       answers.set(key, r.type.toUpperCase() === 'MX' ? await q.mx(r.name) : await q.txt(r.name));
     }));
     const verdict = evaluateRecords(target.records, answers);
-    if (wanted.size > 0) streak = verdict.inconclusive ? streak + 1 : 0;
-    if (verdict.inconclusive && streak === 1) logger.warn({ hostname, ...verdict.inconclusive }, 'DNS check inconclusive');
+    if (wanted.size > 0) {
+      if (!verdict.inconclusive) {
+        streak = 0;
+        failing.delete(hostname);
+      } else if (!failing.has(hostname)) {
+        streak++;
+        failing.add(hostname);
+        // The first of a streak is logged; the rest would repeat it.
+        if (streak === 1) logger.warn({ hostname, ...verdict.inconclusive }, 'DNS check inconclusive');
+      }
+    }
     return { domainId: target.id, hostname, answers, inconclusive: verdict.inconclusive };
   }
 
@@ -84,7 +97,7 @@ export function createDnsChecker(deps: {
   const markInconclusive = (observed: Observed) => store.markChecked(db, observed.domainId, clock.now());
 
   return {
-    /** How many checks in a row could not conclude (0 after any conclusive one). */
+    /** How many hostnames in a row newly failed to conclude (0 after any conclusive check). */
     failureStreak: () => streak,
     observe,
     apply,

@@ -3,6 +3,11 @@ import type { TaskHandler } from '../tasks/types.js';
 import { inconclusiveReason, type DnsChecker, type Observed } from './checker.js';
 import { CHECK_KIND } from './store.js';
 
+/** The task lane of DNS checks (their own worker slots, see TaskHandler.lane). */
+export const DNS_LANE = 'dns';
+/** Checks at once: they wait on DNS, not on the CPU, and the scheduler enqueues up to 25 a minute. */
+export const DNS_CHECK_SLOTS = 8;
+
 /** Where a check came from; kept in the payload for the logs. */
 interface Payload { origin: 'api' | 'schedule' }
 
@@ -15,6 +20,8 @@ interface Payload { origin: 'api' | 'schedule' }
 export function dnsTasks({ checker }: { checker: DnsChecker }): TaskHandler<Payload, Observed | null>[] {
   return [{
     kind: CHECK_KIND,
+    // A zone whose servers do not answer holds its slot for the resolver's timeouts.
+    lane: DNS_LANE,
     async prepare(task) {
       const observed = await checker.observe(task.domain);
       if (observed?.inconclusive) {

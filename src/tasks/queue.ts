@@ -6,24 +6,32 @@ import { createTaskStore, toTask } from './store.js';
 import type { NewTask, Task, TaskHandler } from './types.js';
 
 const MAX_TIMER_MS = 60_000;
+/** The lane of a handler that names none. */
+export const DEFAULT_LANE = 'provisioning';
 
 /**
  * The task queue and its in-process worker. Tasks are rows in SQLite, enqueued inside the caller's
- * transaction; the worker wakes at once on enqueue, runs up to `concurrency` tasks at a time, and on
- * start puts back tasks a crash left `running`.
+ * transaction; the worker wakes at once on enqueue, runs up to `concurrency` tasks of each lane at a
+ * time (`lanes` sets a lane's own count), and on start puts back tasks a crash left `running`.
  */
-export function createTaskQueue({ db, clock, logger, concurrency = 4 }: { db: Db; clock: Clock; logger: Logger; concurrency?: number }) {
+export function createTaskQueue({ db, clock, logger, concurrency = 4, lanes = {} }: {
+  db: Db; clock: Clock; logger: Logger; concurrency?: number; lanes?: Readonly<Record<string, number>>;
+}) {
   const store = createTaskStore();
   const handlers = new Map<string, TaskHandler>();
   const inflight = new Set<Promise<void>>();
+  /** Tasks running per lane. */
+  const running = new Map<string, number>();
+  const laneOf = (kind: string) => handlers.get(kind)?.lane ?? DEFAULT_LANE;
+  const laneLimit = (lane: string) => lanes[lane] ?? concurrency;
+  /** Kinds whose lane has a free slot. */
+  const claimable = () => [...handlers.values()].filter((h) => (running.get(h.lane ?? DEFAULT_LANE) ?? 0) < laneLimit(h.lane ?? DEFAULT_LANE)).map((h) => h.kind);
   let started = false;
   let stopped = false;
   let pumping = false;
   let again = false;
   let timer: NodeJS.Timeout | null = null;
   let idleWaiters: Array<() => void> = [];
-
-  const kinds = () => [...handlers.keys()];
 
   async function execute(row: Task): Promise<void> {
     const handler = handlers.get(row.kind)!;
@@ -57,12 +65,16 @@ export function createTaskQueue({ db, clock, logger, concurrency = 4 }: { db: Db
     try {
       do {
         again = false;
-        while (!stopped && inflight.size < concurrency && handlers.size > 0) {
-          const row = await store.claimNext(db, clock.now(), kinds());
+        while (!stopped && handlers.size > 0) {
+          const open = claimable();
+          if (open.length === 0) break;
+          const row = await store.claimNext(db, clock.now(), open);
           if (!row) break;
+          const lane = laneOf(row.kind);
+          running.set(lane, (running.get(lane) ?? 0) + 1);
           const p: Promise<void> = execute(toTask(row))
             .catch((err) => logger.error({ err }, 'task bookkeeping failed'))
-            .finally(() => { inflight.delete(p); void pump(); });
+            .finally(() => { inflight.delete(p); running.set(lane, running.get(lane)! - 1); void pump(); });
           inflight.add(p);
         }
       } while (again && !stopped);
@@ -80,10 +92,12 @@ export function createTaskQueue({ db, clock, logger, concurrency = 4 }: { db: Db
   async function armTimer(): Promise<void> {
     if (timer) { clearTimeout(timer); timer = null; }
     if (stopped || handlers.size === 0) return;
-    const next = await store.nextRunAfter(db, kinds());
+    // Only lanes with a free slot: a full lane's finishing task pumps again.
+    const open = claimable();
+    if (open.length === 0) return;
+    const next = await store.nextRunAfter(db, open);
     if (next === null) return;
     const wait = Math.min(Math.max(next - clock.now(), 0), MAX_TIMER_MS);
-    if (wait === 0 && inflight.size >= concurrency) return; // a finishing task pumps again
     timer = setTimeout(() => { timer = null; void pump(); }, Math.max(wait, 5));
     timer.unref();
   }

@@ -33,6 +33,12 @@ export interface TaskOutcome {
 export interface TaskHandler<P = any, R = unknown> {
   kind: string;
   attempts?: number;
+  /**
+   * The worker slots the kind runs in (default `provisioning`). Kinds that may wait on the outside
+   * world for seconds (DNS checks) get a lane of their own, so a slow zone never delays another
+   * tenant's mailbox or domain.
+   */
+  lane?: string;
   prepare?(task: Task<P>): Promise<R>;
   run(trx: Trx, task: Task<P>, prepared: R): Promise<TaskOutcome>;
 }

@@ -23,6 +23,11 @@ export async function startZone(t: ExecutionContext) {
   const names = new Map<string, Rr[]>();
   let mode: 'answer' | 'servfail' | 'refused' = 'answer';
   const queries: string[] = [];
+  /** Names under these suffixes are never answered (a zone whose servers are down). */
+  const silent = new Set<string>();
+  /** Names under these suffixes get SERVFAIL. */
+  const failing = new Set<string>();
+  const under = (name: string, suffixes: Set<string>) => [...suffixes].some((x) => name === x || name.endsWith(`.${x}`));
 
   function handle(request: any, send: (r: any) => Promise<unknown>) {
     const response = Packet.createResponseFromRequest(request);
@@ -30,8 +35,9 @@ export async function startZone(t: ExecutionContext) {
     const [q] = request.questions;
     const name = String(q.name).toLowerCase().replace(/\.$/, '');
     queries.push(`${q.type === Packet.TYPE.MX ? 'MX' : q.type === Packet.TYPE.TXT ? 'TXT' : q.type} ${name}`);
-    if (mode !== 'answer') {
-      response.header.rcode = mode === 'servfail' ? RCODE.SERVFAIL : RCODE.REFUSED;
+    if (under(name, silent)) return;
+    if (mode !== 'answer' || under(name, failing)) {
+      response.header.rcode = mode === 'refused' ? RCODE.REFUSED : RCODE.SERVFAIL;
       void send(response);
       return;
     }
@@ -80,6 +86,10 @@ export async function startZone(t: ExecutionContext) {
     queries,
     /** Answer normally, or fail every query. */
     setMode(m: typeof mode) { mode = m; },
+    /** Never answers names at or under `suffix`. */
+    silence(suffix: string) { silent.add(suffix.toLowerCase()); },
+    /** Answers SERVFAIL for names at or under `suffix`. */
+    failUnder(suffix: string) { failing.add(suffix.toLowerCase()); },
     /** Removes every record (names become NXDOMAIN). */
     clear() { names.clear(); },
     /** Removes the records of one name and type (the name stays, so other types answer NODATA). */
