@@ -1,5 +1,12 @@
 /** Rows per batch transaction when no mail is arriving: large batches share the FTS5 and commit cost. */
 export const BATCH_ROWS = 256;
+/**
+ * Rows per batch while mail arrives and storage does not yield (a backlog past MAX_BACKLOG_MS, or
+ * arrivals past MAX_BURST_MS): parsing, storing and accepting then run at once, and 256-row batches
+ * held ~30 MB more in flight across the threads (RSS peaks 269-287 MB against 238-255, at the same
+ * CPU per message; docs/PERFORMANCE.md, session 14).
+ */
+export const LOADED_BATCH_ROWS = 64;
 /** While mail is arriving, a batch aims at this many milliseconds, so acknowledgements never wait long behind it. */
 export const BUSY_BATCH_MS = 8;
 /** While mail arrives, the pause after a batch relative to the batch's time. */
@@ -37,15 +44,15 @@ export interface PaceInput {
 /**
  * The ingest worker's pace for its next batch: while mail arrives, small batches followed by a
  * pause (`yielding`), for up to MAX_BURST_MS of continuous arrivals and while the backlog is under
- * MAX_BACKLOG_MS; otherwise full batches back to back, except that API mail (committed by the
- * storage thread, so waiting behind a batch) keeps batches small while it arrives. Journaled SMTP
- * mail never waits for a batch.
+ * MAX_BACKLOG_MS; past either, batches of LOADED_BATCH_ROWS back to back; with nothing arriving,
+ * full batches. API mail (committed by the storage thread, so waiting behind a batch) keeps
+ * batches small while it arrives. Journaled SMTP mail never waits for a batch.
  */
 export function pace(p: PaceInput): { rows: number; yielding: boolean; busySince: number | null } {
   const busy = p.now - p.lastAcceptAt < BUSY_WINDOW_MS;
   const busySince = busy ? p.busySince ?? p.now : null;
   const yielding = busy && p.now - busySince! < MAX_BURST_MS && p.backlogMs < MAX_BACKLOG_MS;
   const small = yielding || p.now - p.lastApiAcceptAt < BUSY_WINDOW_MS;
-  const rows = small ? Math.max(4, Math.min(BATCH_ROWS, Math.floor(BUSY_BATCH_MS / p.msPerRow))) : BATCH_ROWS;
+  const rows = small ? Math.max(4, Math.min(BATCH_ROWS, Math.floor(BUSY_BATCH_MS / p.msPerRow))) : busy ? LOADED_BATCH_ROWS : BATCH_ROWS;
   return { rows, yielding, busySince };
 }

@@ -4,7 +4,7 @@ import type { Logger } from '../logger.js';
 import type { BlobStore } from './blobs.js';
 import type { Failure, ParsedRaw } from './commits.js';
 import type { Journal } from './journal.js';
-import { BATCH_ROWS, BUSY_PAUSE_RATIO, DEFAULT_DRAIN_MS_PER_ROW, pace } from './pace.js';
+import { BATCH_ROWS, BUSY_PAUSE_RATIO, DEFAULT_DRAIN_MS_PER_ROW, LOADED_BATCH_ROWS, pace } from './pace.js';
 import type { Envelope, Target } from './message.js';
 import type { StorageThread } from './storage-thread.js';
 import type { IngestStore } from './store.js';
@@ -21,8 +21,6 @@ export const MAX_ATTEMPTS = 3;
 const POLL_MS = 1000;
 /** Longest pause between batches while mail arrives (a slow parse must not stall storage). */
 const MAX_PAUSE_MS = 100;
-/** Batches at least this large measure the drain rate (smaller ones carry a batch's fixed costs). */
-const MEASURING_ROWS = 64;
 
 type InboundRow = Awaited<ReturnType<IngestStore['loadWithoutRaw']>>[number] & { raw?: Buffer | null };
 
@@ -214,8 +212,9 @@ export function createIngestWorker(deps: {
           storing = storeBatch(next).then(async () => {
             const took = performance.now() - started;
             msPerRow = 0.8 * msPerRow + 0.2 * (took / next.picked.length);
-            // Parsing and storing overlap, so the slower of the two sets the pace of a drain.
-            if (!yielding && next.picked.length >= MEASURING_ROWS) drainMsPerRow = 0.8 * drainMsPerRow + 0.2 * (Math.max(prepareMs, took) / next.picked.length);
+            // Parsing and storing overlap, so the slower of the two sets the pace of a drain. Small
+            // batches carry a batch's fixed costs, so only batches of the sizes that drain measure.
+            if (!yielding && next.picked.length >= LOADED_BATCH_ROWS) drainMsPerRow = 0.8 * drainMsPerRow + 0.2 * (Math.max(prepareMs, took) / next.picked.length);
             await moveJournal();
             if (yielding) await pause(Math.min(MAX_PAUSE_MS, BUSY_PAUSE_RATIO * took));
           });

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { BATCH_ROWS, BUSY_WINDOW_MS, MAX_BACKLOG_MS, MAX_BURST_MS, pace } from '../../src/ingest/pace.js';
+import { BATCH_ROWS, BUSY_WINDOW_MS, LOADED_BATCH_ROWS, MAX_BACKLOG_MS, MAX_BURST_MS, pace } from '../../src/ingest/pace.js';
 
 const idle = { lastAcceptAt: -Infinity, lastApiAcceptAt: -Infinity, busySince: null, msPerRow: 0.5, backlogMs: 0 };
 
@@ -17,7 +17,7 @@ test('while mail arrives, storage yields with small batches for up to MAX_BURST_
   const first = at(10_000);
   t.deepEqual(first, { rows: 16, yielding: true, busySince: 10_000 }, '8 ms of batch at 0.5 ms per row');
   t.true(at(10_000 + MAX_BURST_MS - 1).yielding, 'still within the burst window');
-  t.deepEqual(at(10_000 + MAX_BURST_MS), { rows: BATCH_ROWS, yielding: false, busySince: 10_000 }, 'sustained load: full batches, no pauses');
+  t.deepEqual(at(10_000 + MAX_BURST_MS), { rows: LOADED_BATCH_ROWS, yielding: false, busySince: 10_000 }, 'sustained load: no pauses');
   // A quiet moment ends the stretch: the next arrival starts a new window.
   t.deepEqual(pace({ ...idle, now: 50_000, lastAcceptAt: 50_000 - BUSY_WINDOW_MS, busySince }), { rows: BATCH_ROWS, yielding: false, busySince: null });
   t.deepEqual(pace({ ...idle, now: 60_000, lastAcceptAt: 59_999, busySince: null }).busySince, 60_000);
@@ -32,6 +32,6 @@ test('API mail waits behind a batch in the storage thread, so its arrivals keep 
 test('while mail arrives, a backlog past MAX_BACKLOG_MS ends the yielding until it is worked down', (t) => {
   const arriving = { ...idle, now: 20_000, lastAcceptAt: 19_999, busySince: 19_000 };
   t.deepEqual(pace({ ...arriving, backlogMs: MAX_BACKLOG_MS - 1 }), { rows: 16, yielding: true, busySince: 19_000 });
-  t.deepEqual(pace({ ...arriving, backlogMs: MAX_BACKLOG_MS }), { rows: BATCH_ROWS, yielding: false, busySince: 19_000 }, 'full batches, no pauses');
+  t.deepEqual(pace({ ...arriving, backlogMs: MAX_BACKLOG_MS }), { rows: LOADED_BATCH_ROWS, yielding: false, busySince: 19_000 }, 'no pauses');
   t.true(pace({ ...arriving, now: 20_500, lastAcceptAt: 20_499, backlogMs: 10 }).yielding, 'worked down: acknowledgements first again');
 });
