@@ -1,5 +1,9 @@
-/** Rows per batch transaction when no mail is arriving: large batches share the FTS5 and commit cost. */
-export const BATCH_ROWS = 256;
+/**
+ * Rows per batch transaction when no mail is arriving: large batches share the FTS5 and commit
+ * cost. 128, not 256: draining a backlog, 256-row batches held ~25 MB more in flight (RSS peaks
+ * 258-264 MB against 231-239) for no faster drain (docs/PERFORMANCE.md, session 14).
+ */
+export const BATCH_ROWS = 128;
 /**
  * Rows per batch while mail arrives and storage does not yield (a backlog past MAX_BACKLOG_MS, or
  * arrivals past MAX_BURST_MS): parsing, storing and accepting then run at once, and 256-row batches
