@@ -170,6 +170,7 @@ export function createIngestWorker(deps: {
   let queuedSmtp = 0;
   /** Wall time per row of full batches: how fast the pipeline drains a backlog. */
   let drainMsPerRow = DEFAULT_DRAIN_MS_PER_ROW;
+  let counted: Promise<void> = Promise.resolve();
   const pause = (ms: number) => new Promise<void>((r) => (ms > 0 ? setTimeout(r, ms) : setImmediate(r)));
 
   /**
@@ -186,6 +187,7 @@ export function createIngestWorker(deps: {
    */
   async function loop(): Promise<void> {
     try {
+      await counted;
       do {
         again = false;
         while (!stopped) {
@@ -251,7 +253,8 @@ export function createIngestWorker(deps: {
     /** Starts working, beginning with whatever a previous run left queued. */
     start() {
       stopped = false;
-      void store.countQueuedSmtp(db).then((n) => { queuedSmtp += n; }, (err) => log.warn({ err }, 'could not count queued mail'));
+      // Counted before the loop's first move (it awaits this), so no moved row is counted twice.
+      counted = store.countQueuedSmtp(db).then((n) => { queuedSmtp = n; }, (err) => log.warn({ err }, 'could not count queued mail'));
       timer = setInterval(wake, POLL_MS);
       timer.unref();
       wake();

@@ -25,7 +25,7 @@ export function createTaskQueue({ db, clock, logger, concurrency = 4, lanes = {}
   const laneOf = (kind: string) => handlers.get(kind)?.lane ?? DEFAULT_LANE;
   const laneLimit = (lane: string) => lanes[lane] ?? concurrency;
   /** Kinds whose lane has a free slot. */
-  const claimable = () => [...handlers.values()].filter((h) => (running.get(h.lane ?? DEFAULT_LANE) ?? 0) < laneLimit(h.lane ?? DEFAULT_LANE)).map((h) => h.kind);
+  const claimable = () => [...handlers.keys()].filter((kind) => (running.get(laneOf(kind)) ?? 0) < laneLimit(laneOf(kind)));
   let started = false;
   let stopped = false;
   let pumping = false;
