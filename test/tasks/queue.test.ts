@@ -124,3 +124,25 @@ test('old finished system tasks are pruned; client tasks stay pollable', async (
   t.is(await queue.get(systemTask), undefined);
   t.is((await app.get(`/v1/get/domain?task_id=${clientTask}`, key)).body.status, 'completed');
 });
+
+test('a lane whose slots are all held does not hold up tasks of another lane', async (t) => {
+  const app = await startTestApp(t);
+  const { queue, db } = app.app;
+  let release!: () => void;
+  const gate = new Promise<void>((r) => { release = r; });
+  let started = 0;
+  queue.register({ kind: 'test.slow', lane: 'slow', prepare: () => { started++; return gate; }, run: async () => ({ results: [] }) });
+  queue.register({ kind: 'test.quick', run: async () => ({ results: { quick: true } }) });
+  const enqueue = (kind: string) => db.transaction().execute((trx) => queue.enqueue(trx, { kind, tenantId: null, keyId: null }));
+  // More slow tasks than any lane has slots (4 by default for a lane without its own count).
+  const slow = [];
+  for (let i = 0; i < 6; i++) slow.push(await enqueue('test.slow'));
+  await until(async () => started === 4);
+  const quick = await enqueue('test.quick');
+  await until(async () => (await queue.get(quick))!.status === 'completed');
+  t.is(started, 4, 'the slow lane still runs only its own four');
+  t.is((await queue.get(slow[5]))!.status, 'queued');
+  release();
+  for (const id of slow) await until(async () => (await queue.get(id))!.status === 'completed');
+  t.is(started, 6);
+});
