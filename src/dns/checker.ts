@@ -51,7 +51,11 @@ export function createDnsChecker(deps: {
   /** Queries every distinct name and type of the hostname's records; null when the hostname does not exist. */
   async function observe(hostname: string): Promise<Observed | null> {
     const target = await store.target(db, hostname);
-    if (!target) return null;
+    if (!target) {
+      // A deleted hostname is no longer checked: it must not stay in `failing` for good.
+      failing.delete(hostname);
+      return null;
+    }
     const q = deps.queries();
     const wanted = new Map<string, { type: string; name: string }>();
     for (const r of target.records) wanted.set(queryKey(r.type, r.name), r);

@@ -24,12 +24,12 @@ export const BUSY_WINDOW_MS = 100;
 export const MAX_BURST_MS = 30_000;
 /**
  * The most storage work (in estimated milliseconds) storage lets wait while it yields to arriving
- * mail. Past it, batches are full and back to back until the backlog is below it again, so mail is
+ * mail. Past it, batches run back to back without pauses until the backlog is below it again, so mail is
  * listed within seconds of its 250 under a sustained load storage can keep up with, instead of only
  * once the load stops (docs/PERFORMANCE.md, session 14).
  */
 export const MAX_BACKLOG_MS = 5_000;
-/** Storage time per queued row assumed until full batches have measured it (this machine's drain, session 14). */
+/** Storage time per queued row assumed until batches of LOADED_BATCH_ROWS or more have measured it (this machine's drain, session 14). */
 export const DEFAULT_DRAIN_MS_PER_ROW = 0.25;
 
 /** What the worker knows when it picks its next batch (milliseconds of a monotonic clock). */

@@ -168,7 +168,7 @@ export function createIngestWorker(deps: {
   let msPerRow = 0.5;
   /** SMTP rows in the queue not yet stored (with the journal's pending records: the backlog). */
   let queuedSmtp = 0;
-  /** Wall time per row of full batches: how fast the pipeline drains a backlog. */
+  /** Wall time per row of batches of LOADED_BATCH_ROWS or more: how fast the pipeline drains a backlog. */
   let drainMsPerRow = DEFAULT_DRAIN_MS_PER_ROW;
   let counted: Promise<void> = Promise.resolve();
   const pause = (ms: number) => new Promise<void>((r) => (ms > 0 ? setTimeout(r, ms) : setImmediate(r)));
