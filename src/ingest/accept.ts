@@ -24,6 +24,8 @@ export function createAcceptor(deps: {
   onCommitted(): void;
   /** After SMTP mail was journaled. */
   onJournaled(): void;
+  /** Milliseconds to hold SMTP mail back before journaling it, while storage is far behind (worker.ts). */
+  inflowDelayMs?(): number;
 }) {
   const { db, store, blobs, resolve, thread } = deps;
 
@@ -66,6 +68,9 @@ export function createAcceptor(deps: {
       } else {
         rawPath = await blobs.adoptRaw(source.path);
       }
+      // Before the journal, so a sender held back has no 250 yet and retries should we stop meanwhile.
+      const delay = deps.inflowDelayMs?.() ?? 0;
+      if (delay > 0) await new Promise((r) => setTimeout(r, delay));
       try {
         await deps.journal.append({
           envelopeJson: JSON.stringify(envelope), targetsJson: JSON.stringify(smtpTargets(recipients)), size: delivery.size, rawPath, acceptedAt: deps.now(),

@@ -34,6 +34,7 @@ export function createIngest(core: Core, deps: { resolve: RecipientResolver; eve
   const worker = createIngestWorker({ db: core.db, store, blobs, thread, journal, clock: core.clock, logger: core.logger, parser: () => parser, queuedParser: () => queuedParser });
   const acceptor = createAcceptor({
     db: core.db, store, blobs, resolve: deps.resolve, thread, journal, now: () => core.clock.now(), onCommitted: () => worker.accepted('api'), onJournaled: () => worker.accepted('smtp'),
+    inflowDelayMs: () => worker.inflowDelayMs(),
   });
   const ingest: Ingest = {
     acceptMessage: acceptor.acceptMessage,

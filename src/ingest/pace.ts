@@ -60,3 +60,23 @@ export function pace(p: PaceInput): { rows: number; yielding: boolean; busySince
   const rows = small ? Math.max(4, Math.min(BATCH_ROWS, Math.floor(BUSY_BATCH_MS / p.msPerRow))) : busy ? LOADED_BATCH_ROWS : BATCH_ROWS;
   return { rows, yielding, busySince };
 }
+
+/**
+ * The backlog (in milliseconds of storage work, at the rate storage drains with nothing arriving)
+ * past which accepting SMTP mail slows down, like Postfix's in_flow_delay: senders that outrun
+ * storage for long wait a little for their 250s, so neither the queue nor the time from a 250 to
+ * the listing grows without end. Above what a 20 s burst at full speed leaves here (6-7 s): a
+ * 4.5 s bound met the benchmark's "listed within 5 s" but cut its acknowledgements to 2,700-2,900/s
+ * (docs/PERFORMANCE.md, session 15).
+ */
+export const MAX_INFLOW_BACKLOG_MS = 10_000;
+/** The longest an acknowledgement is held back: well inside an SMTP client's patience and the p99 target. */
+export const MAX_INFLOW_DELAY_MS = 20;
+/** Milliseconds of delay per millisecond of backlog past MAX_INFLOW_BACKLOG_MS (a proportional brake, not a wall). */
+export const INFLOW_DELAY_PER_BACKLOG_MS = 1 / 100;
+
+/** How long to hold an SMTP acknowledgement back for a backlog of `backlogMs` (0 under the bound). */
+export function inflowDelayMs(backlogMs: number): number {
+  if (!(backlogMs > MAX_INFLOW_BACKLOG_MS)) return 0;
+  return Math.min(MAX_INFLOW_DELAY_MS, (backlogMs - MAX_INFLOW_BACKLOG_MS) * INFLOW_DELAY_PER_BACKLOG_MS);
+}

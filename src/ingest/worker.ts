@@ -4,7 +4,7 @@ import type { Logger } from '../logger.js';
 import type { BlobStore } from './blobs.js';
 import type { Failure, ParsedRaw } from './commits.js';
 import type { Journal } from './journal.js';
-import { BATCH_ROWS, BUSY_PAUSE_RATIO, DEFAULT_DRAIN_MS_PER_ROW, LOADED_BATCH_ROWS, pace } from './pace.js';
+import { BATCH_ROWS, BUSY_PAUSE_RATIO, DEFAULT_DRAIN_MS_PER_ROW, inflowDelayMs, LOADED_BATCH_ROWS, pace } from './pace.js';
 import type { Envelope, Target } from './message.js';
 import type { StorageThread } from './storage-thread.js';
 import type { IngestStore } from './store.js';
@@ -170,6 +170,11 @@ export function createIngestWorker(deps: {
   let queuedSmtp = 0;
   /** Wall time per row of batches of LOADED_BATCH_ROWS or more: how fast the pipeline drains a backlog. */
   let drainMsPerRow = DEFAULT_DRAIN_MS_PER_ROW;
+  /**
+   * The same with nothing arriving: how fast a backlog goes once a burst ends, so what decides how
+   * soon after its last 250 the last message is listed (the in-flow delay's measure).
+   */
+  let idleDrainMsPerRow = DEFAULT_DRAIN_MS_PER_ROW;
   let counted: Promise<void> = Promise.resolve();
   const pause = (ms: number) => new Promise<void>((r) => (ms > 0 ? setTimeout(r, ms) : setImmediate(r)));
 
@@ -195,6 +200,7 @@ export function createIngestWorker(deps: {
           const step = pace({ now: performance.now(), lastAcceptAt, lastApiAcceptAt, busySince, msPerRow, backlogMs });
           busySince = step.busySince;
           const { rows, yielding } = step;
+          const arriving = step.busySince !== null;
           // Nothing under way on the storage thread (the first turn, or after an empty one): move now.
           if (!storing) await moveJournal();
           const prepareStarted = performance.now();
@@ -216,7 +222,11 @@ export function createIngestWorker(deps: {
             msPerRow = 0.8 * msPerRow + 0.2 * (took / next.picked.length);
             // Parsing and storing overlap, so the slower of the two sets the pace of a drain. Small
             // batches carry a batch's fixed costs, so only batches of the sizes that drain measure.
-            if (!yielding && next.picked.length >= LOADED_BATCH_ROWS) drainMsPerRow = 0.8 * drainMsPerRow + 0.2 * (Math.max(prepareMs, took) / next.picked.length);
+            if (!yielding && next.picked.length >= LOADED_BATCH_ROWS) {
+              const perRow = Math.max(prepareMs, took) / next.picked.length;
+              drainMsPerRow = 0.8 * drainMsPerRow + 0.2 * perRow;
+              if (!arriving) idleDrainMsPerRow = 0.8 * idleDrainMsPerRow + 0.2 * perRow;
+            }
             await moveJournal();
             if (yielding) await pause(Math.min(MAX_PAUSE_MS, BUSY_PAUSE_RATIO * took));
           });
@@ -250,6 +260,8 @@ export function createIngestWorker(deps: {
       if (kind === 'api') lastApiAcceptAt = lastAcceptAt;
       wake();
     },
+    /** How long to hold the next SMTP acknowledgement back: storage is far behind (pace.ts `inflowDelayMs`). */
+    inflowDelayMs: () => inflowDelayMs((deps.journal.pending + queuedSmtp) * idleDrainMsPerRow),
     /** Starts working, beginning with whatever a previous run left queued. */
     start() {
       stopped = false;

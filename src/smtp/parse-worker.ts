@@ -1,15 +1,17 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openReader, type Reader } from '../db/read-connection.js';
 import { createLogger } from '../logger.js';
-import { lowerThreadPriority } from '../threads/priority.js';
 import { createParserStack } from './parser-stack.js';
 import type { ParseReplies, ParseReply, ParseRequest, ParseRequests, ParserThreadOptions } from './parse-pool.js';
 
 // One parser thread: mailparser and mailauth run here, off the event loop that serves SMTP and
 // HTTP. A message that hangs or exhausts memory takes down this thread, never the server.
 const options = workerData as ParserThreadOptions;
-// Parsing queued mail is background work: the thread that answers SMTP and HTTP comes first.
-lowerThreadPriority();
+// Not lowered in priority, unlike the storage thread: two threads at nice 10 ended up on one core
+// (CFS balances by weight, and 2 x 110 looked lighter than the acceptor's 1,024) while the other
+// core idled, so a backlog drained at ~60 % of a core each. The worker paces the parser already
+// (it parses only the batches asked for), so the acceptor keeps its share while mail arrives
+// (docs/PERFORMANCE.md, session 15).
 const logger = createLogger(options.logLevel);
 const parse = createParserStack({ hostname: options.hostname, dnsServers: options.dnsServers, dataDir: options.dataDir, logger });
 

@@ -12,8 +12,8 @@ export const BACKGROUND_NICE = 10;
 
 /**
  * Lowers the scheduling priority of the calling thread alone (Linux: a nice value is per thread,
- * and /proc/thread-self names the thread's id). Background threads that store and parse queued
- * mail then give way to the thread answering SMTP and HTTP. Elsewhere, or
+ * and /proc/thread-self names the thread's id). The storage thread, which stores queued mail,
+ * then gives way to the thread answering SMTP and HTTP. Elsewhere, or
  * when the system refuses, the thread keeps its priority.
  */
 export function lowerThreadPriority(nice: number = BACKGROUND_NICE): boolean {

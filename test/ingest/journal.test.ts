@@ -1,4 +1,4 @@
-import { appendFileSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, constants, mkdirSync, readdirSync, readFileSync, readlinkSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { createLogger } from '../../src/logger.js';
@@ -104,5 +104,21 @@ test('a group that cannot be written is refused, and later groups are written an
   t.is(journal.pending, 2, 'the refused message is not pending');
   const { refs } = journal.take(10, 1 << 20)!;
   t.is(readRecord(dir, refs[1]).entry.size, entry(3).size);
+  await journal.close();
+});
+
+test('a segment is written with O_DSYNC, so each group commit is durable when its write returns', async (t) => {
+  const dir = tempDir(t);
+  const journal = createJournal({ dir, logger });
+  await journal.open(null);
+  await journal.append(entry(1), parts(1));
+  // The open descriptors of this process: the one naming the segment carries its open flags (octal) in fdinfo.
+  const fd = readdirSync('/proc/self/fd').find((n) => {
+    try { return readlinkSync(`/proc/self/fd/${n}`) === join(dir, segments(dir)[0]); } catch { return false; }
+  });
+  t.truthy(fd, 'the current segment is open');
+  const flags = parseInt(/^flags:\s+(\d+)$/m.exec(readFileSync(`/proc/self/fdinfo/${fd}`, 'utf8'))![1], 8);
+  t.is(flags & constants.O_DSYNC, constants.O_DSYNC);
+  t.is(journal.pending, 1);
   await journal.close();
 });

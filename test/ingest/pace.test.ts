@@ -1,5 +1,5 @@
 import test from 'ava';
-import { BATCH_ROWS, BUSY_WINDOW_MS, LOADED_BATCH_ROWS, MAX_BACKLOG_MS, MAX_BURST_MS, pace } from '../../src/ingest/pace.js';
+import { BATCH_ROWS, BUSY_WINDOW_MS, inflowDelayMs, INFLOW_DELAY_PER_BACKLOG_MS, LOADED_BATCH_ROWS, MAX_BACKLOG_MS, MAX_BURST_MS, MAX_INFLOW_BACKLOG_MS, MAX_INFLOW_DELAY_MS, pace } from '../../src/ingest/pace.js';
 
 const idle = { lastAcceptAt: -Infinity, lastApiAcceptAt: -Infinity, busySince: null, msPerRow: 0.5, backlogMs: 0 };
 
@@ -34,4 +34,14 @@ test('while mail arrives, a backlog past MAX_BACKLOG_MS ends the yielding until 
   t.deepEqual(pace({ ...arriving, backlogMs: MAX_BACKLOG_MS - 1 }), { rows: 16, yielding: true, busySince: 19_000 });
   t.deepEqual(pace({ ...arriving, backlogMs: MAX_BACKLOG_MS }), { rows: LOADED_BATCH_ROWS, yielding: false, busySince: 19_000 }, 'no pauses');
   t.true(pace({ ...arriving, now: 20_500, lastAcceptAt: 20_499, backlogMs: 10 }).yielding, 'worked down: acknowledgements first again');
+});
+
+test('acknowledgements are held back only past the in-flow bound, in proportion to the excess and never beyond the cap', (t) => {
+  t.true(MAX_INFLOW_BACKLOG_MS > MAX_BACKLOG_MS, 'storage stops yielding before senders are slowed');
+  t.is(inflowDelayMs(0), 0);
+  t.is(inflowDelayMs(MAX_INFLOW_BACKLOG_MS), 0);
+  t.is(inflowDelayMs(MAX_INFLOW_BACKLOG_MS + 500), 500 * INFLOW_DELAY_PER_BACKLOG_MS);
+  t.true(inflowDelayMs(MAX_INFLOW_BACKLOG_MS + 1000) > inflowDelayMs(MAX_INFLOW_BACKLOG_MS + 500));
+  t.is(inflowDelayMs(MAX_INFLOW_BACKLOG_MS * 100), MAX_INFLOW_DELAY_MS);
+  t.is(inflowDelayMs(Number.NaN), 0, 'no estimate, no delay');
 });
