@@ -1,7 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { openReader, type Reader } from '../db/read-connection.js';
 import { createLogger } from '../logger.js';
-import { createParserStack } from './parser-stack.js';
+import { limitConcurrency, PARSE_CONCURRENCY } from './parse.js';
+import { createUnlimitedParserStack } from './parser-stack.js';
 import type { ParseReplies, ParseReply, ParseRequest, ParseRequests, ParserThreadOptions } from './parse-pool.js';
 
 // One parser thread: mailparser and mailauth run here, off the event loop that serves SMTP and
@@ -13,7 +14,7 @@ const options = workerData as ParserThreadOptions;
 // (it parses only the batches asked for), so the acceptor keeps its share while mail arrives
 // (docs/PERFORMANCE.md, session 15).
 const logger = createLogger(options.logLevel);
-const parse = createParserStack({ hostname: options.hostname, dnsServers: options.dnsServers, dataDir: options.dataDir, logger });
+const parse = createUnlimitedParserStack({ hostname: options.hostname, dnsServers: options.dnsServers, dataDir: options.dataDir, logger });
 
 /** Longest a finished parse waits for others to share its reply. */
 const REPLY_DELAY_MS = 2;
@@ -67,17 +68,16 @@ function rawOf(req: ParseRequest): Buffer | { path: string } {
   return Buffer.from(req.raw.bytes.buffer, req.raw.bytes.byteOffset, req.raw.bytes.byteLength);
 }
 
+/**
+ * One request: its raw bytes are read when its parse starts, not when the batch arrives, so at most
+ * PARSE_CONCURRENCY messages are in memory here, not a whole batch (up to BATCH_BYTES of them).
+ */
+const parseRequest = limitConcurrency(async (req: ParseRequest) => parse(rawOf(req), req.delivery), PARSE_CONCURRENCY);
+
 parentPort!.on('message', (requests: ParseRequests) => {
   for (const req of requests) {
     running++;
-    let raw: Buffer | { path: string };
-    try {
-      raw = rawOf(req);
-    } catch (err) {
-      reply({ id: req.id, ok: false, error: (err as Error)?.message ?? String(err) });
-      continue;
-    }
-    parse(raw, req.delivery).then(
+    parseRequest(req).then(
       (json) => reply({ id: req.id, ok: true, json }),
       (err: Error) => reply({ id: req.id, ok: false, error: err?.message ?? String(err) }),
     );

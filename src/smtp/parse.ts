@@ -97,16 +97,16 @@ export function createRawParser({ hostname, authenticate, logger }: { hostname: 
 /** Raw messages one parser works on at the same time: authentication waits on DNS, not on the CPU. */
 export const PARSE_CONCURRENCY = 16;
 
-/** The parser with at most `limit` parses under way; later calls wait their turn in order. */
-export function limitConcurrency<J extends MessageJson>(parse: ParserOf<J>, limit: number): ParserOf<J> {
+/** The function (a parser) with at most `limit` calls under way; later calls wait their turn in order. */
+export function limitConcurrency<A extends unknown[], R>(parse: (...args: A) => Promise<R>, limit: number): (...args: A) => Promise<R> {
   let running = 0;
   const waiting: Array<() => void> = [];
-  return async (raw, delivery) => {
+  return async (...args: A) => {
     // A finished parse hands its place straight to the next waiting one, so none can slip in between.
     if (running >= limit) await new Promise<void>((r) => waiting.push(r));
     else running++;
     try {
-      return await parse(raw, delivery);
+      return await parse(...args);
     } finally {
       const next = waiting.shift();
       if (next) next();

@@ -18,7 +18,12 @@ export interface ParserStackOptions {
  * in-process parsing: mailauth and mailparser hold ~15 MB of heap, which the main thread of the
  * built server would otherwise carry (and mark on every full GC) without ever parsing.
  */
-export function createParserStack({ hostname, dnsServers, dataDir, logger, now }: ParserStackOptions): ParserOf<string> {
+export function createParserStack(options: ParserStackOptions): ParserOf<string> {
+  return limitConcurrency(createUnlimitedParserStack(options), PARSE_CONCURRENCY);
+}
+
+/** The same without the bound on parses under way, for a caller that bounds more than the parse (parse-worker.ts). */
+export function createUnlimitedParserStack({ hostname, dnsServers, dataDir, logger, now }: ParserStackOptions): ParserOf<string> {
   const authenticate = createAuthenticator({ hostname, dnsServers, logger });
-  return limitConcurrency(storingParser(createRawParser({ hostname, authenticate, logger }), createBlobStore(dataDir, now)), PARSE_CONCURRENCY);
+  return storingParser(createRawParser({ hostname, authenticate, logger }), createBlobStore(dataDir, now));
 }

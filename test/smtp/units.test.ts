@@ -188,7 +188,7 @@ test('a parser thread reads queued raw bytes from their row itself, and a row wi
 test('limitConcurrency keeps at most `limit` parses under way and runs every call', async (t) => {
   let running = 0;
   let peak = 0;
-  const parse = limitConcurrency(async (raw: Buffer | { path: string }) => {
+  const parse = limitConcurrency(async (raw: Buffer | { path: string }, _delivery: unknown) => {
     running++;
     peak = Math.max(peak, running);
     await new Promise((r) => setTimeout(r, 2));
