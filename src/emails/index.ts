@@ -31,14 +31,20 @@ export function installEmails(core: Core, deps: { resolve: RecipientResolver; ev
   const files = createEmailFiles({ db, store, blobs, signer, clock, publicUrl: config.publicUrl });
   emailRoutes({ registry: core.registry, emails: service, files });
 
-  /** Removes the stored mail of deleted mailboxes, inside the deleting transaction. */
+  /**
+   * Removes the stored mail of deleted mailboxes, inside the deleting transaction: its contents,
+   * attachments and index entries go, and each email becomes a tombstone for sync (a client that
+   * synced it must learn it is gone, as for a deleted email).
+   */
   async function purgeMailboxes(trx: Trx, mailboxIds: number[]): Promise<void> {
     const ids = await store.idsInMailboxes(trx, mailboxIds);
     const inboundIds = new Set<number>();
+    await markers.ready(trx);
+    const now = clock.now();
     for (let i = 0; i < ids.length; i += PURGE_CHUNK) {
       const part = ids.slice(i, i + PURGE_CHUNK);
       for (const id of await store.inboundOf(trx, part)) inboundIds.add(id);
-      await store.purge(trx, part);
+      await store.tombstone(trx, part, now, () => markers.next());
     }
     await ingestStore.dropReservations(trx, mailboxIds);
     // Raw files of dropped rows are left to the orphan sweep: this transaction may still roll back.

@@ -137,11 +137,21 @@ export function createEmailStore() {
       db.selectFrom('email_contents').select('inbound_id').distinct().where('email_id', 'in', emailIds)
         .where('inbound_id', 'is not', null).execute().then((r) => r.map((x) => x.inbound_id!)),
 
-    /** Removes emails for good: index entries, attachments and contents (cascade), rows. */
-    async purge(db: Db, ids: number[]) {
+    /**
+     * Turns emails into tombstones: what they held goes (index entries, attachments, contents) and
+     * the live ones are marked deleted, each with its own update marker, so a sync client learns of
+     * them as it does of a deleted email. The narrow rows stay for that.
+     */
+    async tombstone(db: Db, ids: number[], now: number, nextMarker: () => number) {
       if (ids.length === 0) return;
       await db.deleteFrom('emails_fts').where('rowid', 'in', ids).execute();
-      await db.deleteFrom('emails').where('id', 'in', ids).execute();
+      await db.deleteFrom('attachments').where('email_id', 'in', ids).execute();
+      await db.deleteFrom('email_contents').where('email_id', 'in', ids).execute();
+      const live = await db.selectFrom('emails').select('id').where('id', 'in', ids).where('deleted_at', 'is', null).orderBy('id').execute();
+      if (live.length === 0) return;
+      const marked = JSON.stringify(live.map((r) => [r.id, nextMarker()]));
+      await sql`UPDATE emails SET deleted_at = ${now}, updated_seq = json_extract(m.value, '$[1]')
+        FROM json_each(${marked}) AS m WHERE emails.id = json_extract(m.value, '$[0]')`.execute(db);
     },
   };
 }

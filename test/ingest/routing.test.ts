@@ -51,7 +51,7 @@ test('a mailbox over its quota refuses new mail with 422, and overQuota reports 
   t.is((await postInbound(app, box.key, inboundBody(box.address, { body_text: half }))).status, 200);
 });
 
-test('deleting a mailbox removes its stored mail, search entries and pending reservations', async (t) => {
+test('deleting a mailbox removes its stored mail, search entries and pending reservations, and sync reports its mail deleted', async (t) => {
   const app = await startTestApp(t);
   const box = await makeInbox(app, { count: 2 });
   const [a, b] = box.mailboxes;
@@ -60,14 +60,27 @@ test('deleting a mailbox removes its stored mail, search entries and pending res
     deliver(app, box.key, b.address, { subject: 'stays here' }),
   ]);
   await waitForEmails(app, box.key, 2);
+  const since = new Date(Date.now() - 60_000).toISOString();
+  const synced = await app.get(`/v1/emails/sync?since=${encodeURIComponent(since)}`, box.key);
+  const gone = synced.body.data.find((e: any) => e.subject === 'gone soon');
+  t.truthy(gone, 'a sync client has the message');
   const r = await app.post('/v1/delete/mailbox/bulk', box.key, { Mailboxes: [a.address] });
   t.is(r.status, 200);
   const task = await app.pollTask('/v1/get/delete/mailbox/bulk', box.key, r.body.task_id);
   t.is(task.body.results[a.address].status, 'deleted');
   const left = await listAll(app, box.key);
   t.deepEqual(left.map((e) => e.subject), ['stays here']);
-  const rows = await app.app.db.selectFrom('emails').select('mailbox_id').execute();
-  t.deepEqual(rows.map((x) => x.mailbox_id), [b.id]);
+  t.is((await app.get(`/v1/emails/${gone.id}`, box.key)).status, 404);
+  // The same sync again: the message is now a tombstone, after every earlier change.
+  const after = (await app.get(`/v1/emails/sync?since=${encodeURIComponent(since)}`, box.key)).body.data;
+  const tombstone = after.find((e: any) => e.id === gone.id);
+  t.deepEqual(Object.keys(tombstone).sort(), ['deleted', 'deleted_at', 'id', 'mailbox_id', 'updated_at']);
+  t.like(tombstone, { id: gone.id, mailbox_id: a.id, deleted: true });
+  t.true(tombstone.updated_at > gone.updated_at);
+  t.is(after[after.length - 1].id, gone.id, 'the newest change');
+  // Only the narrow row stays, for the tombstone.
+  const rows = await app.app.db.selectFrom('emails').select(['mailbox_id', 'deleted_at']).orderBy('id').execute();
+  t.deepEqual(rows.map((x) => [x.mailbox_id, x.deleted_at !== null]).sort(), [[a.id, true], [b.id, false]].sort());
   t.is((await app.app.db.selectFrom('attachments').select('id').execute()).length, 0);
   t.is((await app.app.db.selectFrom('email_contents').select('email_id').execute()).length, 1);
   t.deepEqual((await app.get('/v1/emails?q=gone', box.key)).body.data, []);
