@@ -29,8 +29,9 @@ const segmentName = (n: number) => `${String(n).padStart(10, '0')}.log`;
 
 /**
  * The acceptance journal: where SMTP mail is made durable before its 250. Records are appended to
- * a segment file in group commits (one O_DSYNC write for every message that arrived meanwhile) by the thread that answers SMTP, so an acknowledgement never waits for a database
- * transaction, nor behind the storage thread's batches. The ingest worker moves records into the
+ * a segment file in group commits (one O_DSYNC write for every message that arrived meanwhile)
+ * by the thread that answers SMTP, so an acknowledgement never waits for a database transaction,
+ * nor behind the storage thread's batches. The ingest worker moves records into the
  * inbound queue in large transactions that also record how far they got (journal_state), so a
  * crash replays exactly the records not yet moved: each acknowledged message becomes one queue row.
  */
