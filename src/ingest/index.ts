@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { Gauge } from 'prom-client';
 import type { Core } from '../core.js';
 import type { Markers } from '../emails/markers.js';
 import type { EventRecorder } from '../webhooks/events.js';
@@ -43,6 +44,19 @@ export function createIngest(core: Core, deps: { resolve: RecipientResolver; eve
     setRawParser(p: RawParser, queued?: QueuedRawParser) { parser = p; queuedParser = queued ?? null; worker.wake(); },
   };
   ingestRoutes({ registry: core.registry, ingest });
+  // Read at each scrape: a backlog that keeps growing, or an in-flow delay above 0, says storage is behind.
+  new Gauge({
+    name: 'mailstead_ingest_backlog_messages', help: 'SMTP messages acknowledged and not yet stored',
+    registers: [core.metrics.registry], collect() { this.set(worker.backlog().messages); },
+  });
+  new Gauge({
+    name: 'mailstead_ingest_backlog_seconds', help: 'Estimated time to store the backlog with nothing else arriving',
+    registers: [core.metrics.registry], collect() { this.set(worker.backlog().seconds); },
+  });
+  new Gauge({
+    name: 'mailstead_ingest_inflow_delay_seconds', help: 'Delay each SMTP message waits before its 250 while the backlog is past its bound',
+    registers: [core.metrics.registry], collect() { this.set(worker.inflowDelayMs() / 1000); },
+  });
   const sweepOrphans = createOrphanSweep({ db: core.db, store, blobs, clock: core.clock, logger: core.logger, journalRawPaths: () => journal.pendingRawPaths() });
   core.cron.add({ name: SWEEP_JOB, schedule: '17 * * * *', run: sweepOrphans });
   return {

@@ -19,6 +19,8 @@ const MOVE_BYTES = 2 * 1024 * 1024;
 /** Parse attempts before a raw message is given up as failed. */
 export const MAX_ATTEMPTS = 3;
 const POLL_MS = 1000;
+/** How long mail may wait with nothing stored before the worker warns (and again after as long). */
+export const STALL_WARN_MS = 30_000;
 /** Longest pause between batches while mail arrives (a slow parse must not stall storage). */
 const MAX_PAUSE_MS = 100;
 
@@ -176,6 +178,12 @@ export function createIngestWorker(deps: {
    */
   let idleDrainMsPerRow = DEFAULT_DRAIN_MS_PER_ROW;
   let counted: Promise<void> = Promise.resolve();
+  /** What the loop awaits now (named in the stall warning). */
+  let phase: 'idle' | 'move' | 'pick' | 'store' | 'pause' = 'idle';
+  /** When a batch was last stored, or the backlog last seen empty (monotonic ms). */
+  let progressAt = performance.now();
+  let warnedAt = -Infinity;
+  const backlogRows = () => deps.journal.pending + queuedSmtp;
   const pause = (ms: number) => new Promise<void>((r) => (ms > 0 ? setTimeout(r, ms) : setImmediate(r)));
 
   /**
@@ -202,13 +210,16 @@ export function createIngestWorker(deps: {
           const { rows, yielding } = step;
           const arriving = step.busySince !== null;
           // Nothing under way on the storage thread (the first turn, or after an empty one): move now.
+          phase = 'move';
           if (!storing) await moveJournal();
           const prepareStarted = performance.now();
+          phase = 'pick';
           const next = await prepareBatch(rows);
           const prepareMs = performance.now() - prepareStarted;
           // Stopping while parses ran: the rows stay queued for the next start.
           if (stopped) break;
           const stored = storing !== null;
+          phase = 'store';
           if (storing) await storing;
           storing = null;
           if (!next) {
@@ -219,6 +230,7 @@ export function createIngestWorker(deps: {
           const started = performance.now();
           storing = storeBatch(next).then(async () => {
             const took = performance.now() - started;
+            progressAt = performance.now();
             msPerRow = 0.8 * msPerRow + 0.2 * (took / next.picked.length);
             // Parsing and storing overlap, so the slower of the two sets the pace of a drain. Small
             // batches carry a batch's fixed costs, so only batches of the sizes that drain measure.
@@ -234,6 +246,7 @@ export function createIngestWorker(deps: {
         if (storing) await storing;
         storing = null;
       } while (again && !stopped);
+      phase = 'idle';
     } catch (err) {
       log.error({ err }, 'ingest batch failed; will retry');
     } finally {
@@ -241,7 +254,20 @@ export function createIngestWorker(deps: {
       if (storing) await (storing as Promise<void>).catch(() => undefined);
       storing = null;
       running = false;
+      phase = 'idle';
     }
+  }
+
+  /**
+   * Says so, at most every STALL_WARN_MS, when mail waits and nothing was stored for that long: a
+   * stuck storage thread, parser or database lock would otherwise show only as mail not listed.
+   */
+  function checkProgress(): void {
+    const now = performance.now();
+    if (backlogRows() === 0) { progressAt = now; return; }
+    if (now - progressAt < STALL_WARN_MS || now - warnedAt < STALL_WARN_MS) return;
+    warnedAt = now;
+    log.warn({ backlog: backlogRows(), stalled_ms: Math.round(now - progressAt), phase, running }, 'ingest has stored nothing for a while with mail waiting');
   }
 
   function wake(): void {
@@ -261,13 +287,15 @@ export function createIngestWorker(deps: {
       wake();
     },
     /** How long to hold the next SMTP acknowledgement back: storage is far behind (pace.ts `inflowDelayMs`). */
-    inflowDelayMs: () => inflowDelayMs((deps.journal.pending + queuedSmtp) * idleDrainMsPerRow),
+    inflowDelayMs: () => inflowDelayMs(backlogRows() * idleDrainMsPerRow),
+    /** SMTP mail accepted and not yet stored, and the estimated time to store it with nothing else arriving (metrics). */
+    backlog: () => ({ messages: backlogRows(), seconds: (backlogRows() * idleDrainMsPerRow) / 1000 }),
     /** Starts working, beginning with whatever a previous run left queued. */
     start() {
       stopped = false;
       // Counted before the loop's first move (it awaits this), so no moved row is counted twice.
       counted = store.countQueuedSmtp(db).then((n) => { queuedSmtp = n; }, (err) => log.warn({ err }, 'could not count queued mail'));
-      timer = setInterval(wake, POLL_MS);
+      timer = setInterval(() => { wake(); checkProgress(); }, POLL_MS);
       timer.unref();
       wake();
     },
