@@ -179,7 +179,7 @@ export function createIngestWorker(deps: {
   let idleDrainMsPerRow = DEFAULT_DRAIN_MS_PER_ROW;
   let counted: Promise<void> = Promise.resolve();
   /** What the loop awaits now (named in the stall warning). */
-  let phase: 'idle' | 'move' | 'pick' | 'store' | 'pause' = 'idle';
+  let phase: 'idle' | 'move' | 'pick' | 'store' = 'idle';
   /** When a batch was last stored, or the backlog last seen empty (monotonic ms). */
   let progressAt = performance.now();
   let warnedAt = -Infinity;
@@ -246,7 +246,6 @@ export function createIngestWorker(deps: {
         if (storing) await storing;
         storing = null;
       } while (again && !stopped);
-      phase = 'idle';
     } catch (err) {
       log.error({ err }, 'ingest batch failed; will retry');
     } finally {
