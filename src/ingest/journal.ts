@@ -20,9 +20,10 @@ type Pending = RecordRef & { rawPath: string | null };
 /**
  * Segments are written with O_DSYNC: a write returns once its bytes (and the file size) are on
  * disk, as a write followed by fdatasync would, in one system call and one trip through libuv's
- * thread pool instead of two.
+ * thread pool instead of two. A platform without the flag (Windows) gets the fdatasync instead.
  */
-const SEGMENT_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_DSYNC;
+const WRITES_SYNC = typeof constants.O_DSYNC === 'number';
+const SEGMENT_FLAGS = constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | (WRITES_SYNC ? constants.O_DSYNC : 0);
 
 const SEGMENT_NAME = /^(\d{10})\.log$/;
 const segmentName = (n: number) => `${String(n).padStart(10, '0')}.log`;
@@ -90,6 +91,7 @@ export function createJournal(deps: { dir: string; logger: Logger; segmentBytes?
         }
         rest = left;
       }
+      if (!WRITES_SYNC) await seg.handle.datasync();
     } catch (err) {
       // The group is refused (451: the senders retry). Its bytes are cut off where possible, and
       // later groups go to a new segment, so they never sit behind a damaged record.
