@@ -184,6 +184,8 @@ export function createIngestWorker(deps: {
   let progressAt = performance.now();
   let warnedAt = -Infinity;
   const backlogRows = () => deps.journal.pending + queuedSmtp;
+  /** The backlog in milliseconds of storage work at the idle-drain rate: what a burst leaves after its last 250. */
+  const idleBacklogMs = () => backlogRows() * idleDrainMsPerRow;
   const pause = (ms: number) => new Promise<void>((r) => (ms > 0 ? setTimeout(r, ms) : setImmediate(r)));
 
   /**
@@ -194,9 +196,9 @@ export function createIngestWorker(deps: {
    * store, and the two stages would take turns instead of running together.) While mail is
    * arriving the acknowledgements come first (pace.ts): batches of about BUSY_BATCH_MS, each
    * followed by a pause of BUSY_PAUSE_RATIO times as long, so storage leaves the cores to accepting
-   * and the queue absorbs the burst, for up to MAX_BURST_MS; after that, and when nothing arrives,
-   * full batches run back to back. The parser and storage threads run at low priority
-   * (src/threads/priority.ts).
+   * and the queue absorbs the burst, for up to MAX_BURST_MS and while the backlog is under
+   * MAX_BACKLOG_MS; past either, batches run back to back, as they do when nothing arrives. The
+   * storage thread runs at low priority (src/threads/priority.ts); the parser thread does not.
    */
   async function loop(): Promise<void> {
     try {
@@ -204,7 +206,7 @@ export function createIngestWorker(deps: {
       do {
         again = false;
         while (!stopped) {
-          const backlogMs = (deps.journal.pending + queuedSmtp) * drainMsPerRow;
+          const backlogMs = backlogRows() * drainMsPerRow;
           const step = pace({ now: performance.now(), lastAcceptAt, lastApiAcceptAt, busySince, msPerRow, backlogMs });
           busySince = step.busySince;
           const { rows, yielding } = step;
@@ -286,9 +288,9 @@ export function createIngestWorker(deps: {
       wake();
     },
     /** How long to hold the next SMTP acknowledgement back: storage is far behind (pace.ts `inflowDelayMs`). */
-    inflowDelayMs: () => inflowDelayMs(backlogRows() * idleDrainMsPerRow),
+    inflowDelayMs: () => inflowDelayMs(idleBacklogMs()),
     /** SMTP mail accepted and not yet stored, and the estimated time to store it with nothing else arriving (metrics). */
-    backlog: () => ({ messages: backlogRows(), seconds: (backlogRows() * idleDrainMsPerRow) / 1000 }),
+    backlog: () => ({ messages: backlogRows(), seconds: idleBacklogMs() / 1000 }),
     /** Starts working, beginning with whatever a previous run left queued. */
     start() {
       stopped = false;
