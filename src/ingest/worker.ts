@@ -133,8 +133,16 @@ export function createIngestWorker(deps: {
       return { picked, apiIds, prepared, failed, attempts: new Map(rows.map((r) => [r.id, r.attempts])), now };
     } catch (err) {
       for (const id of picked) inFlight.delete(id);
+      after = Math.min(after, picked[0] - 1);
       throw err;
     }
+  }
+
+  /** Lets a picked batch's rows go back to the queue's readers, and the cursor back to the first of them. */
+  function release(batch: Ready | null): void {
+    if (!batch || batch.picked.length === 0) return;
+    for (const id of batch.picked) inFlight.delete(id);
+    after = Math.min(after, batch.picked[0] - 1);
   }
 
   /** Has the storage thread store a prepared batch in one transaction, then cleans up after it. */
@@ -142,9 +150,11 @@ export function createIngestWorker(deps: {
     let unlink: string[];
     try {
       ({ unlink } = await deps.thread.store({ apiIds: b.apiIds, prepared: b.prepared, failed: b.failed }));
-    } finally {
-      for (const id of b.picked) inFlight.delete(id);
+    } catch (err) {
+      release(b);
+      throw err;
     }
+    for (const id of b.picked) inFlight.delete(id);
     for (const f of b.failed) if (!f.final) retryAt.set(f.id, b.now + 5000 * 2 ** (b.attempts.get(f.id) ?? 0));
     for (const p of b.prepared) retryAt.delete(p.id);
     queuedSmtp = Math.max(0, queuedSmtp - b.prepared.length - b.failed.filter((f) => f.final).length);
@@ -201,6 +211,8 @@ export function createIngestWorker(deps: {
    * storage thread runs at low priority (src/threads/priority.ts); the parser thread does not.
    */
   async function loop(): Promise<void> {
+    /** A batch picked and not yet handed to storage: should the loop end first, its rows are let go. */
+    let unstored: Ready | null = null;
     try {
       await counted;
       do {
@@ -218,6 +230,7 @@ export function createIngestWorker(deps: {
           phase = 'pick';
           const next = await prepareBatch(rows);
           const prepareMs = performance.now() - prepareStarted;
+          unstored = next;
           // Stopping while parses ran: the rows stay queued for the next start.
           if (stopped) break;
           const stored = storing !== null;
@@ -230,6 +243,7 @@ export function createIngestWorker(deps: {
             break;
           }
           const started = performance.now();
+          unstored = null;
           storing = storeBatch(next).then(async () => {
             const took = performance.now() - started;
             progressAt = performance.now();
@@ -253,6 +267,9 @@ export function createIngestWorker(deps: {
     } finally {
       // A failed batch's partner may still be storing: wait for it before the loop can start again.
       if (storing) await (storing as Promise<void>).catch(() => undefined);
+      // A batch picked and never stored (the previous store failed, or stopping): its rows stay
+      // queued and must be picked again, not held as in flight until the next start.
+      release(unstored);
       storing = null;
       running = false;
       phase = 'idle';

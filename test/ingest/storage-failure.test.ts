@@ -1,0 +1,44 @@
+import test from 'ava';
+import { sql } from 'kysely';
+import { startTestApp } from '../helpers/app.js';
+import { listAll, provision, sendOn, smtpClient } from '../helpers/smtp.js';
+
+const COUNT = 300;
+const CONNECTIONS = 5;
+
+test('a storage transaction that fails strands no mail: once storing works again, every acknowledged message is stored', async (t) => {
+  const app = await startTestApp(t);
+  const setup = await provision(app, 'fail.test', ['box']);
+  // Every storage transaction fails while this trigger exists (a full disk or a corrupt page would
+  // fail the same way); the acknowledgements do not depend on it (the journal holds the mail).
+  await sql`CREATE TRIGGER fail_storing BEFORE INSERT ON emails BEGIN SELECT RAISE(ABORT, 'storage failure injected by the test'); END`.execute(app.app.db);
+
+  const raw = (n: number) => `From: a@sender.example\r\nTo: box@fail.test\r\nSubject: held ${n}\r\nMessage-ID: <held-${n}@sender.example>\r\n\r\nbody ${n}\r\n`;
+  let next = 0;
+  await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
+    const c = await smtpClient(app.smtpPort);
+    try {
+      while (next < COUNT) {
+        const n = next++;
+        t.regex((await sendOn(c, { from: 'a@sender.example', to: ['box@fail.test'] }, raw(n))).response, /^250 /);
+      }
+    } finally {
+      c.quit();
+    }
+  }));
+  // More than one batch is queued with nothing arriving: the worker picks the next batch while the
+  // failing one is stored, so a failure meets a batch picked and not yet stored. Let it fail a few times.
+  await new Promise((r) => setTimeout(r, 2500));
+  t.is((await listAll(app, setup.key)).length, 0, 'nothing is stored while storing fails');
+
+  await sql`DROP TRIGGER fail_storing`.execute(app.app.db);
+  const deadline = Date.now() + 20_000;
+  let listed: any[] = [];
+  while (Date.now() < deadline) {
+    listed = await listAll(app, setup.key);
+    if (listed.length >= COUNT) break;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  t.is(listed.length, COUNT);
+  t.is(new Set(listed.map((e) => e.subject)).size, COUNT, 'each message once');
+});
