@@ -132,17 +132,16 @@ export function createIngestWorker(deps: {
       for (const p of outcomes) if (p) prepared.push(p);
       return { picked, apiIds, prepared, failed, attempts: new Map(rows.map((r) => [r.id, r.attempts])), now };
     } catch (err) {
-      for (const id of picked) inFlight.delete(id);
-      after = Math.min(after, picked[0] - 1);
+      release(picked);
       throw err;
     }
   }
 
-  /** Lets a picked batch's rows go back to the queue's readers, and the cursor back to the first of them. */
-  function release(batch: Ready | null): void {
-    if (!batch || batch.picked.length === 0) return;
-    for (const id of batch.picked) inFlight.delete(id);
-    after = Math.min(after, batch.picked[0] - 1);
+  /** Lets rows picked and not stored go back to the queue's readers, and the cursor back to the first of them. */
+  function release(picked: number[]): void {
+    if (picked.length === 0) return;
+    for (const id of picked) inFlight.delete(id);
+    after = Math.min(after, picked[0] - 1);
   }
 
   /** Has the storage thread store a prepared batch in one transaction, then cleans up after it. */
@@ -151,7 +150,7 @@ export function createIngestWorker(deps: {
     try {
       ({ unlink } = await deps.thread.store({ apiIds: b.apiIds, prepared: b.prepared, failed: b.failed }));
     } catch (err) {
-      release(b);
+      release(b.picked);
       throw err;
     }
     for (const id of b.picked) inFlight.delete(id);
@@ -269,7 +268,7 @@ export function createIngestWorker(deps: {
       if (storing) await (storing as Promise<void>).catch(() => undefined);
       // A batch picked and never stored (the previous store failed, or stopping): its rows stay
       // queued and must be picked again, not held as in flight until the next start.
-      release(unstored);
+      release(unstored?.picked ?? []);
       storing = null;
       running = false;
       phase = 'idle';
