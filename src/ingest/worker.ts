@@ -123,6 +123,8 @@ export function createIngestWorker(deps: {
         try {
           return await prepare(row);
         } catch (err) {
+          // Stopping: the closing parser threads cut this parse off, and the row stays queued for the next start.
+          if (stopped) return null;
           const final = row.attempts + 1 >= MAX_ATTEMPTS;
           failed.push({ id: row.id, error: (err as Error)?.message ?? String(err), final });
           log.warn({ err, inbound_id: row.id, final }, 'inbound message could not be prepared');
