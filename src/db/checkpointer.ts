@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import { threadEntry } from '../threads/entry.js';
+import { ownHeapLimits } from '../threads/heap-limits.js';
 
 /** What the checkpoint thread is started with. */
 export interface CheckpointThreadData {
@@ -28,7 +29,7 @@ export function startCheckpointer(file: string, opts: Partial<Omit<CheckpointThr
   let restart: NodeJS.Timeout | null = null;
 
   function spawn(): void {
-    const w = new Worker(entry.script, { eval: entry.evaluated, workerData, resourceLimits: CHECKPOINT_HEAP });
+    const w = new Worker(entry.script, { eval: entry.evaluated, workerData, resourceLimits: ownHeapLimits(CHECKPOINT_HEAP) });
     w.unref();
     w.on('message', (m: { error?: string }) => { if (m.error) opts.onError?.(new Error(m.error)); });
     w.on('error', (err) => opts.onError?.(err));

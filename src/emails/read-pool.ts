@@ -1,6 +1,7 @@
 import { availableParallelism } from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { threadEntry } from '../threads/entry.js';
+import { ownHeapLimits } from '../threads/heap-limits.js';
 import { idleTimer } from '../threads/idle.js';
 import type { ReadJob } from './reading.js';
 
@@ -65,9 +66,11 @@ export const READ_THREADS_START_RATE = 200;
 
 /**
  * Heap limits of a reader thread: old space for the largest answer (an email with a 25 MB body, as
- * text and JSON), a small young generation (V8 would otherwise grow it to tens of MB per thread).
+ * text and JSON), and 8 MB semi-spaces (heap-limits.ts), what the read benchmarks were measured
+ * with (V8 would otherwise grow them to 16 MB per thread); 4 MB ones cost the main thread 10-20 %
+ * per first page when it served reads (docs/PERFORMANCE.md, session 10).
  */
-const READER_HEAP = { maxOldGenerationSizeMb: 384, maxYoungGenerationSizeMb: 8 };
+const READER_HEAP = { maxOldGenerationSizeMb: 384, maxYoungGenerationSizeMb: 24 };
 
 /** A thread that failed before it was ready is not started again for this long. */
 const RETRY_MS = 10_000;
@@ -140,7 +143,7 @@ export function createReadPool(opts: {
   }
 
   function spawn(): Slot {
-    const worker = new Worker(entry.script, { eval: entry.evaluated, workerData, resourceLimits: READER_HEAP });
+    const worker = new Worker(entry.script, { eval: entry.evaluated, workerData, resourceLimits: ownHeapLimits(READER_HEAP) });
     worker.unref();
     const slot: Slot = { worker, ready: false, pending: new Map(), outbox: [] };
     worker.on('message', (message: ReaderMessage) => {

@@ -3,6 +3,7 @@ import type { Clock } from '../clock.js';
 import type { MarkerCell } from '../emails/markers.js';
 import type { Logger } from '../logger.js';
 import { threadEntry } from '../threads/entry.js';
+import { ownHeapLimits } from '../threads/heap-limits.js';
 import { INGEST_THREAD_OLD_MB } from '../threads/heap-growth.js';
 import type { QueuedHint } from '../webhooks/events.js';
 import type { AcceptJob, AcceptOutcome, StoreInput, StoreResult } from './commits.js';
@@ -12,9 +13,10 @@ import type { StorageReply, StorageRequest, StorageThreadData } from './storage-
 /**
  * Heap limits of the storage thread: a batch holds at most BATCH_BYTES of messages plus their
  * index text, and the old-space limit is sized for V8's growing factor (heap-growth.ts); a small
- * young generation keeps its resident memory down.
+ * young generation keeps its resident memory down: 4 MB semi-spaces (heap-limits.ts). 2 MB ones
+ * saved 4 MB more but cost ~5 % more CPU per message in scavenges (docs/PERFORMANCE.md, session 17).
  */
-const STORAGE_HEAP = { maxOldGenerationSizeMb: INGEST_THREAD_OLD_MB, maxYoungGenerationSizeMb: 8 };
+const STORAGE_HEAP = { maxOldGenerationSizeMb: INGEST_THREAD_OLD_MB, maxYoungGenerationSizeMb: 12 };
 
 type Pending = { resolve(r: StorageReply & { ok: true }): void; reject(e: Error): void };
 type Body = StorageRequest extends infer R ? R extends StorageRequest ? Omit<R, 'id' | 'now'> : never : never;
@@ -42,7 +44,7 @@ export function createStorageThread(deps: {
 
   function spawn(): Worker {
     const workerData: StorageThreadData = { dataDir: deps.dataDir, markerCell: deps.markerCell };
-    const w = new Worker(entry.script, { eval: entry.evaluated, workerData, resourceLimits: STORAGE_HEAP });
+    const w = new Worker(entry.script, { eval: entry.evaluated, workerData, resourceLimits: ownHeapLimits(STORAGE_HEAP) });
     w.on('message', (reply: StorageReply) => {
       const p = pending.get(reply.id);
       if (!p) return;

@@ -2,6 +2,7 @@ import { Worker } from 'node:worker_threads';
 import type { MessageJson, QueuedRawParser, RawDelivery, RawParser } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
 import { threadEntry } from '../threads/entry.js';
+import { ownHeapLimits } from '../threads/heap-limits.js';
 import { INGEST_THREAD_OLD_MB } from '../threads/heap-growth.js';
 import { idleTimer } from '../threads/idle.js';
 
@@ -62,9 +63,11 @@ interface Slot {
 
 /**
  * Heap limits of a parser thread: old space sized for V8's growing factor (heap-growth.ts), a small
- * young generation (V8 would otherwise grow it to tens of MB per thread under load).
+ * young generation (V8 would otherwise grow it to tens of MB per thread under load): 4 MB
+ * semi-spaces (heap-limits.ts), 8 MB less resident than 8 MB ones for the same drain rate
+ * (docs/PERFORMANCE.md, session 17).
  */
-const PARSER_HEAP = { maxOldGenerationSizeMb: INGEST_THREAD_OLD_MB, maxYoungGenerationSizeMb: 16 };
+const PARSER_HEAP = { maxOldGenerationSizeMb: INGEST_THREAD_OLD_MB, maxYoungGenerationSizeMb: 12 };
 
 /**
  * A RawParser that runs mailparser and mailauth in worker threads, so parsing (the bulk of the
@@ -91,7 +94,7 @@ export function createParserPool(opts: ParserPoolOptions) {
   }
 
   function spawn(): Slot {
-    const worker = new Worker(entry.script, { eval: entry.evaluated, workerData, resourceLimits: PARSER_HEAP });
+    const worker = new Worker(entry.script, { eval: entry.evaluated, workerData, resourceLimits: ownHeapLimits(PARSER_HEAP) });
     // Parser threads never keep the process alive; an idle pool lets it exit.
     worker.unref();
     const slot: Slot = { worker, pending: new Map(), outbox: [], transfer: [] };
