@@ -161,7 +161,10 @@ export function createJournal(deps: { dir: string; logger: Logger; segmentBytes?
       let n = 0;
       while (n < pending.length && (pending[n].segment < end.segment || (pending[n].segment === end.segment && pending[n].offset < end.offset))) n++;
       pending.splice(0, n);
-      const keepFrom = pending.length ? pending[0].segment : current?.segment ?? nextSegment;
+      // With nothing pending, the newest segment stays: it is being written, or being started (a
+      // group commit waits for its directory entry to be synced, and `current` is not yet set).
+      // Deleting it then lost every record written to it next (docs/PERFORMANCE.md, session 17).
+      const keepFrom = pending.length ? pending[0].segment : nextSegment - 1;
       for (const n of segments) {
         if (n >= keepFrom || n === current?.segment) continue;
         segments.delete(n);

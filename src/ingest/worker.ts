@@ -259,6 +259,10 @@ export function createIngestWorker(deps: {
             await moveJournal();
             if (yielding) await pause(Math.min(MAX_PAUSE_MS, BUSY_PAUSE_RATIO * took));
           });
+          // Awaited at the next turn (or in `finally`), but it may fail first, while the next batch
+          // is being parsed: with nothing waiting on it then, node ended the process for the
+          // rejection (docs/PERFORMANCE.md, session 17). The await still sees the failure.
+          storing.catch(() => undefined);
         }
         if (storing) await storing;
         storing = null;

@@ -122,3 +122,32 @@ test('a segment is written with O_DSYNC, so each group commit is durable when it
   t.is(journal.pending, 1);
   await journal.close();
 });
+
+test('a segment being started is kept when everything before it is applied meanwhile', async (t) => {
+  const dir = tempDir(t);
+  // Every group starts a new segment, and the mover keeps up, as the ingest worker does between
+  // bursts: its applying the last pending record often falls while the next segment is being
+  // created. That segment once went as if already applied, with the records written to it next.
+  const journal = createJournal({ dir, logger, segmentBytes: 1 });
+  await journal.open(null);
+  let appending = true;
+  const missing: number[] = [];
+  let turn = 0;
+  const mover = (async () => {
+    while (appending || journal.pending > 0) {
+      const next = journal.take(1000, 1 << 30);
+      // The move: the storage thread reads the records' segments, which must all still be there.
+      // It takes varying time, so its end falls at every step of starting a segment.
+      for (let i = turn++ % 9; i >= 0; i--) await new Promise((r) => setImmediate(r));
+      if (!next) continue;
+      for (const r of next.refs) if (!segments(dir).includes(`${String(r.segment).padStart(10, '0')}.log`)) missing.push(r.segment);
+      journal.applied(next.end);
+    }
+  })();
+  for (let n = 1; n <= 300; n++) await journal.append(entry(n), parts(n));
+  appending = false;
+  await mover;
+  await journal.close();
+  t.deepEqual(missing, []);
+  t.is(journal.pending, 0);
+});
