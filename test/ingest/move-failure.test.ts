@@ -6,6 +6,7 @@ import { databaseFile } from '../../src/db/connection.js';
 import { startTestApp, tempDir } from '../helpers/app.js';
 import { startServerProcess } from '../helpers/process.js';
 import { provision, sendMail } from '../helpers/smtp.js';
+import { waitFor } from '../helpers/webhooks.js';
 
 /** A DNS server on 127.0.0.1 that never answers: mail authentication waits for its timeouts (seconds per message). */
 async function silentDns(t: ExecutionContext): Promise<string> {
@@ -20,15 +21,6 @@ const message = (n: number, size: number) => ({
   envelope: { from: `a@sender${n}.example`, to: ['box@move.test'] },
   raw: `From: a@sender${n}.example\r\nTo: box@move.test\r\nSubject: m${n}\r\nMessage-ID: <m${n}@sender${n}.example>\r\n\r\n${`${'y'.repeat(998)}\r\n`.repeat(Math.ceil(size / 1000))}body ${n}\r\n`,
 });
-
-async function until(t: ExecutionContext, what: string, ms: number, check: () => Promise<boolean>): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (Date.now() < deadline) {
-    if (await check()) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  t.fail(`timed out waiting for ${what}`);
-}
 
 test('a journal move that fails while the next batch is being parsed is retried, and the server process keeps running', async (t) => {
   const dataDir = tempDir(t);
@@ -59,19 +51,19 @@ test('a journal move that fails while the next batch is being parsed is retried,
   const server = await startServerProcess(dataDir, env);
   t.teardown(() => { server.child.kill('SIGKILL'); });
   const gone = () => new Error(`the server is gone: ${server.output().slice(-1500)}`);
-  await until(t, 'the failed move', 30_000, async () => {
+  await waitFor(async () => {
     if (server.child.exitCode !== null) throw gone();
     return /ingest batch failed; will retry/.test(server.output());
-  });
+  }, 'the failed move', 30_000);
   db.exec('DROP TRIGGER fail_moving');
 
   let listed: string[] = [];
-  await until(t, 'every message listed', 40_000, async () => {
+  await waitFor(async () => {
     const res = await fetch(`http://127.0.0.1:${server.httpPort}/api/v1/emails?per_page=100`, { headers: { authorization: `Bearer ${setup.key}` } })
       .catch(() => { throw gone(); });
     listed = ((await res.json()) as { data: Array<{ subject: string }> }).data.map((e) => e.subject);
     return listed.length >= sent.length;
-  });
+  }, 'every message listed', 40_000);
   t.deepEqual(listed.sort(), sent.sort());
   t.is(server.child.exitCode, null, 'the server is still running');
 });
