@@ -2,6 +2,9 @@
  * SMTP ingress throughput: the server runs as a child process (`node --import tsx src/main.ts`,
  * rate limits off, no reachable DNS) and this script is its senders and its API reader.
  *
+ * 0. A warm-up: the same senders for WARMUP seconds, then a wait until that mail is listed, so the
+ *    phases measure a running server (JIT-compiled code, parser threads up), not the first second
+ *    after its start, and a sender process whose own code is compiled (--warmup=0: a cold start).
  * 1. CONNECTIONS sessions send ~5 KB messages back to back for SECONDS: acknowledged msgs/s and
  *    latency percentiles (send to 250), then how long until the last one is listed by
  *    GET /v1/emails and the full count is confirmed there (end-to-end msgs/s).
@@ -9,7 +12,7 @@
  * 3. One message just under 25 MB: RSS growth of the server while it is received.
  * The server's RSS is sampled every 100 ms throughout. Prints one JSON line.
  *
- * Usage: node --import tsx scripts/bench/smtp.ts [--seconds=20] [--attach-seconds=10] [--connections=10] [--big=1] [--client=lean|nodemailer] [--rate=0]
+ * Usage: node --import tsx scripts/bench/smtp.ts [--warmup=2] [--seconds=20] [--attach-seconds=10] [--connections=10] [--big=1] [--client=lean|nodemailer] [--rate=0]
  *   (--rate=N: phase 1 offers N msgs/s in all, message i not sent before i/N s from the start, to
  *   measure a sustained rate end to end rather than how a burst beyond it drains)
  *   (--client: the senders of phases 1 and 2: smtp-client.ts, the same dialogue as nodemailer's
@@ -30,7 +33,8 @@ import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { quietDns } from '../../test/helpers/dns.js';
 import { LeanSmtpClient } from './smtp-client.js';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string' }, 'attach-seconds': { type: 'string' }, connections: { type: 'string' }, big: { type: 'string' }, main: { type: 'string' }, client: { type: 'string' }, rate: { type: 'string' } } });
+const { values } = parseArgs({ options: { warmup: { type: 'string' }, seconds: { type: 'string' }, 'attach-seconds': { type: 'string' }, connections: { type: 'string' }, big: { type: 'string' }, main: { type: 'string' }, client: { type: 'string' }, rate: { type: 'string' } } });
+const WARMUP = Number(values.warmup ?? 2);
 const SECONDS = Number(values.seconds ?? 20);
 const ATTACH_SECONDS = Number(values['attach-seconds'] ?? 10);
 /** Offered load of phase 1 in msgs/s over all connections (0: each sends back to back). */
@@ -141,6 +145,8 @@ async function sender(port: number): Promise<Sender> {
 /** CONNECTIONS senders back to back for `seconds`; returns counts and latencies. */
 async function load(port: number, seconds: number, tag: string, attachment: string | null, rate = 0) {
   const latencies: number[] = [];
+  /** Acknowledgements per second of the phase: shows where in a burst the rate changes (the in-flow bound, storage no longer yielding). */
+  const bySecond: number[] = [];
   let n = 0;
   let errors = 0;
   const end = performance.now() + seconds * 1000;
@@ -162,6 +168,8 @@ async function load(port: number, seconds: number, tag: string, attachment: stri
         await c.send(message(i, tag, attachment));
         const t1 = performance.now();
         latencies.push(t1 - t0);
+        const second = Math.floor((t1 - started) / Number(process.env.X_BUCKET_MS ?? 1000));
+        bySecond[second] = (bySecond[second] ?? 0) + 1;
         if (t1 >= lastAck) { lastAck = t1; lastIndex = i; }
       } catch {
         errors++;
@@ -172,7 +180,7 @@ async function load(port: number, seconds: number, tag: string, attachment: stri
   latencies.sort((a, b) => a - b);
   const pct = (p: number) => Math.round(latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))] * 10) / 10;
   const elapsed = (lastAck - started) / 1000;
-  return { acked: latencies.length, errors, elapsed, rate: Math.round(latencies.length / elapsed), p50: pct(0.5), p99: pct(0.99), started, lastAck, lastIndex };
+  return { acked: latencies.length, errors, elapsed, rate: Math.round(latencies.length / elapsed), p50: pct(0.5), p99: pct(0.99), started, lastAck, lastIndex, bySecond: Array.from(bySecond, (v) => v ?? 0) };
 }
 
 /** Server CPU per acknowledged message over a phase: all threads, and the main thread alone. */
@@ -211,24 +219,34 @@ async function main() {
     await waitTask('/v1/get/mailbox/single', box.body.task_id);
     const rssIdle = rssMb(pid);
 
+    /** When the message with this subject is first listed (0: not within 60 s), and the server's CPU then. */
+    const listedAt = async (subject: string) => {
+      const deadline = Date.now() + 60_000;
+      while (Date.now() < deadline) {
+        const page = await call('GET', '/v1/emails?per_page=100');
+        if (page.body.data.some((e: any) => e.subject === subject)) return { visibleAt: performance.now(), cpuVisible: processCpuMs(pid) };
+        // Every 100 ms, not faster: a 100-email page every 20 ms took about a sixth of a core from the
+        // server (and as much in this process) while the backlog drained, slowing what it measures.
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      return { visibleAt: 0, cpuVisible: null };
+    };
+
+    // Phase 0: warm-up, stored and listed before the measured phases start.
+    const warm = WARMUP > 0 ? await load(server.smtpPort, WARMUP, 'warm', null) : null;
+    if (warm && !(await listedAt(`warm ${warm.lastIndex}`)).visibleAt) throw new Error('warm-up mail not listed within 60 s');
+    const warmed = warm?.acked ?? 0;
+
     // Phase 1: 5 KB messages.
     const cpuBefore = processCpuMs(pid);
+    const senderBefore = process.cpuUsage();
     const plain = await load(server.smtpPort, SECONDS, 'plain', null, RATE);
+    const senderCpu = process.cpuUsage(senderBefore);
     const cpuAfter = processCpuMs(pid);
     // Server CPU per acknowledged message during the load, all threads and the main thread alone.
     const plainCpu = cpuPerMessage(cpuBefore, cpuAfter, plain.acked);
     // End to end: the last acknowledged message listed, then the full count confirmed.
-    const lastSubject = `plain ${plain.lastIndex}`;
-    const deadline = Date.now() + 60_000;
-    let visibleAt = 0;
-    let cpuVisible: ReturnType<typeof processCpuMs> = null;
-    while (Date.now() < deadline) {
-      const page = await call('GET', '/v1/emails?per_page=100');
-      if (page.body.data.some((e: any) => e.subject === lastSubject)) { visibleAt = performance.now(); cpuVisible = processCpuMs(pid); break; }
-      // Every 100 ms, not faster: a 100-email page every 20 ms took about a sixth of a core from the
-      // server (and as much in this process) while the backlog drained, slowing what it measures.
-      await new Promise((res) => setTimeout(res, 100));
-    }
+    const { visibleAt, cpuVisible } = await listedAt(`plain ${plain.lastIndex}`);
     let listed = 0;
     let cursor: string | null = null;
     for (let pages = 0; pages < 100_000; pages++) {
@@ -270,6 +288,7 @@ async function main() {
       server: MAIN.join(' '),
       connections: CONNECTIONS,
       client: CLIENT,
+      warmup: warm && { seconds: WARMUP, acked: warm.acked, acked_per_s: warm.rate },
       plain_5kb: {
         offered_per_s: RATE || null, seconds: Math.round(plain.elapsed * 10) / 10, acked: plain.acked, errors: plain.errors, acked_per_s: plain.rate, p50_ms: plain.p50, p99_ms: plain.p99, ...plainCpu,
         last_visible_after_s: visibleAfter === null ? null : Math.round(visibleAfter * 100) / 100,
@@ -277,7 +296,10 @@ async function main() {
         // All the server's CPU from the first message until the last one was listed (accepting, parsing,
         // storing, indexing, and the benchmark's own polling reads), per message: less noisy than rates.
         end_to_end_server_cpu_us_per_msg: cpuBefore && cpuVisible ? Math.round(((cpuVisible.total - cpuBefore.total) * 1000) / Math.max(plain.acked, 1)) : null,
-        listed, all_listed: listed >= plain.acked, count_confirmed_after_s: Math.round(((countedAt - plain.lastAck) / 1000) * 100) / 100,
+        listed: listed - warmed, all_listed: listed - warmed >= plain.acked, count_confirmed_after_s: Math.round(((countedAt - plain.lastAck) / 1000) * 100) / 100,
+        acked_by_second: plain.bySecond,
+        // This process's CPU (the senders) per acknowledged message: it shares the server's cores.
+        sender_cpu_us_per_msg: Math.round((senderCpu.user + senderCpu.system) / Math.max(plain.acked, 1)),
       },
       attach_74kb: attached && { seconds: Math.round(attached.elapsed * 10) / 10, acked: attached.acked, errors: attached.errors, acked_per_s: attached.rate, p50_ms: attached.p50, p99_ms: attached.p99, ...attachCpu },
       message_25mb: big,

@@ -30,7 +30,11 @@ export const MAX_BURST_MS = 30_000;
  * are only slowed once storage has stopped yielding to them (session 16).
  */
 export const MAX_BACKLOG_MS = 2_000;
-/** Storage time per queued row assumed until batches of LOADED_BATCH_ROWS or more have measured it (this machine's drain, session 14). */
+/**
+ * Storage time per queued row assumed until batches of LOADED_BATCH_ROWS or more have measured it
+ * (this machine's drain of a large backlog, sessions 14 and 18), and the least the in-flow bound
+ * assumes whatever was measured (worker.ts).
+ */
 export const DEFAULT_DRAIN_MS_PER_ROW = 0.25;
 
 /** What the worker knows when it picks its next batch (milliseconds of a monotonic clock). */

@@ -195,8 +195,14 @@ export function createIngestWorker(deps: {
   let progressAt = performance.now();
   let warnedAt = -Infinity;
   const backlogRows = () => deps.journal.pending + queuedSmtp;
-  /** The backlog in milliseconds of storage work at the idle-drain rate: what a burst leaves after its last 250. */
-  const idleBacklogMs = () => backlogRows() * idleDrainMsPerRow;
+  /**
+   * The backlog in milliseconds of storage work at the idle-drain rate: what a burst leaves after
+   * its last 250. Never estimated faster than DEFAULT_DRAIN_MS_PER_ROW: a small backlog into a small
+   * database drains faster than what a long burst leaves (0.20 against 0.23-0.29 ms per row here),
+   * and an estimate taken from the first let the next burst's last message be listed 5.4 s after
+   * its 250 (docs/PERFORMANCE.md, session 18).
+   */
+  const idleBacklogMs = () => backlogRows() * Math.max(idleDrainMsPerRow, DEFAULT_DRAIN_MS_PER_ROW);
   const pause = (ms: number) => new Promise<void>((r) => (ms > 0 ? setTimeout(r, ms) : setImmediate(r)));
 
   /**

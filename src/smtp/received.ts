@@ -17,9 +17,14 @@ export interface TraceInfo {
 // Client-supplied names end up in a header: keep them to printable characters without comment syntax.
 const clean = (s: string) => s.replace(/[^\x21-\x7e]|[()\\]/g, '').slice(0, 255) || 'unknown';
 
+/** The last second formatted (every message of that second reuses it: the acceptor runs this per message). */
+let lastDate = { second: NaN, text: '' };
+
 /** An RFC 5322 date-time in UTC, e.g. `Tue, 01 Apr 2025 10:00:00 +0000`. */
 export function rfc5322Date(ms: number): string {
-  return new Date(ms).toUTCString().replace(/GMT$/, '+0000');
+  const second = Math.floor(ms / 1000);
+  if (second !== lastDate.second) lastDate = { second, text: new Date(second * 1000).toUTCString().replace(/GMT$/, '+0000') };
+  return lastDate.text;
 }
 
 /**
@@ -46,6 +51,16 @@ export function receivedHeader(info: TraceInfo): string {
  * written as its A-label again (what an ASCII-only sender sent, and equivalent otherwise).
  */
 export function returnPathHeader(sender: string | null): string {
+  // A busy sender sends many messages in a row: its header is made once.
+  if (sender === lastReturnPath.sender) return lastReturnPath.header;
+  const header = makeReturnPath(sender);
+  lastReturnPath = { sender, header };
+  return header;
+}
+
+let lastReturnPath: { sender: string | null | undefined; header: string } = { sender: undefined, header: '' };
+
+function makeReturnPath(sender: string | null): string {
   const address = (sender ?? '').replace(/[<>\s]/g, '');
   const at = address.lastIndexOf('@');
   const ascii = at > 0 ? `${address.slice(0, at)}@${domainToASCII(address.slice(at + 1)) || address.slice(at + 1)}` : address;

@@ -34,8 +34,22 @@ export function createEventRecorder({ clock, store = createWebhookStore(), onQue
     notify(hints: QueuedHint[]): void {
       if (hints.length > 0 && onQueued) onQueued(hints);
     },
-    /** Records events and queues their webhook deliveries in the caller's transaction; returns the event ids. */
-    async record(trx: Db, events: EmailEvent[]): Promise<number[]> {
+    /**
+     * Records events and queues their webhook deliveries in the caller's transaction; returns the
+     * ids of the events recorded. An event is recorded only for a tenant with an active webhook
+     * subscribed to its type: events exist to be delivered, and a row per stored email that no one
+     * would receive cost every batch an insert and a fan-out, and grew the table without end. A
+     * webhook created or activated later sees what happens after it, as a delivery queued now
+     * would: the check runs in the same transaction as the change.
+     */
+    async record(trx: Db, all: EmailEvent[]): Promise<number[]> {
+      if (all.length === 0) return [];
+      const events: EmailEvent[] = [];
+      for (const type of new Set(all.map((e) => e.type))) {
+        const ofType = all.filter((e) => e.type === type);
+        const subscribed = await store.subscribedTenants(trx, [...new Set(ofType.map((e) => e.tenantId))], type);
+        for (const e of ofType) if (subscribed.has(e.tenantId)) events.push(e);
+      }
       if (events.length === 0) return [];
       const now = clock.now();
       const ids = await store.insertEvents(trx, events, now);

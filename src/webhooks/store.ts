@@ -25,6 +25,14 @@ export interface NewWebhook {
 /** Every query about webhooks themselves and the fan-out of events into deliveries. */
 export function createWebhookStore() {
   return {
+    /** Tenants among these with an active webhook subscribed to the event type. */
+    async subscribedTenants(db: Db, tenantIds: number[], type: string): Promise<Set<number>> {
+      const rows = await db.selectFrom('webhooks').select('tenant_id').distinct()
+        .where('tenant_id', 'in', tenantIds).where('is_active', '=', 1)
+        .where(sql<boolean>`(event_mask & ${EVENT_BITS[type] ?? 0}) != 0`).execute();
+      return new Set(rows.map((r) => r.tenant_id));
+    },
+
     /** Inserts events; returns their ids in order. */
     async insertEvents(db: Db, events: EmailEvent[], now: number): Promise<number[]> {
       const ids: number[] = [];

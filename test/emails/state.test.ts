@@ -2,14 +2,16 @@ import test from 'ava';
 import { manualClock } from '../../src/clock.js';
 import { startTestApp } from '../helpers/app.js';
 import { deliver, makeInbox, waitForEmails, waitForMessage } from '../helpers/emails.js';
+import { PRIVATE_HOOKS, subscribeAll } from '../helpers/webhooks.js';
 
 const eventsOf = (app: Awaited<ReturnType<typeof startTestApp>>, emailId: number) =>
   app.app.db.selectFrom('events').select(['type', 'email_id', 'mailbox_id']).where('email_id', '=', emailId).orderBy('id').execute();
 
 test('marking read is idempotent: read_at is set once and email.read is recorded once', async (t) => {
   const clock = manualClock(Date.UTC(2024, 5, 1, 8, 0, 0));
-  const app = await startTestApp(t, { clock });
+  const app = await startTestApp(t, { clock, env: PRIVATE_HOOKS });
   const box = await makeInbox(app);
+  await subscribeAll(t, app, box.key);
   const id = (await waitForMessage(app, box.key, await deliver(app, box.key, box.address))).id;
   t.deepEqual(await eventsOf(app, id), [{ type: 'email.received', email_id: id, mailbox_id: box.mailboxId }]);
   const first = await app.post(`/v1/emails/${id}/read`, box.key);
@@ -39,8 +41,9 @@ test('marking read is idempotent: read_at is set once and email.read is recorded
 
 test('a deleted email answers 404 everywhere, records email.deleted, and leaves a tombstone in sync', async (t) => {
   const clock = manualClock(Date.UTC(2024, 5, 1, 8, 0, 0));
-  const app = await startTestApp(t, { clock });
+  const app = await startTestApp(t, { clock, env: PRIVATE_HOOKS });
   const box = await makeInbox(app);
+  await subscribeAll(t, app, box.key);
   const id = (await waitForMessage(app, box.key, await deliver(app, box.key, box.address))).id;
   const keep = (await waitForMessage(app, box.key, await deliver(app, box.key, box.address))).id;
   clock.advance(1000);

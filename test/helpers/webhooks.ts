@@ -114,6 +114,19 @@ export async function recordEvents(app: TestClient, tenantId: number, events: Ar
   return app.app.db.transaction().execute((trx) => app.app.webhooks.events.record(trx, list));
 }
 
+/** The app environment that lets a webhook point at a receiver on 127.0.0.1. */
+export const PRIVATE_HOOKS = { MAILSTEAD_WEBHOOK_ALLOW_PRIVATE: 'true' };
+
+/**
+ * A receiver and an active webhook of the key's tenant subscribed to every event (the app started
+ * with PRIVATE_HOOKS): events are recorded only for tenants that have one.
+ */
+export async function subscribeAll(t: ExecutionContext, app: TestClient, key: string): Promise<Receiver> {
+  const receiver = await startReceiver(t);
+  await createWebhook(app, key, { url: receiver.url, events: ['email.received', 'email.read', 'email.deleted'] });
+  return receiver;
+}
+
 /** Registers a webhook and returns its id and secret (fails the test on any other answer). */
 export async function createWebhook(app: TestClient, key: string, body: Record<string, unknown>): Promise<{ id: number; secret: string }> {
   const r = await app.post('/v1/webhooks', key, body);

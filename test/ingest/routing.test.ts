@@ -2,10 +2,12 @@ import test from 'ava';
 import { startTestApp } from '../helpers/app.js';
 import { deliver, inboundBody, listAll, makeInbox, postInbound, waitForEmails } from '../helpers/emails.js';
 import { createAlias } from '../helpers/mailboxes.js';
+import { PRIVATE_HOOKS, subscribeAll } from '../helpers/webhooks.js';
 
 test('an alias stores a copy per local destination and queues a forward per external one; catch-all too', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { env: PRIVATE_HOOKS });
   const box = await makeInbox(app, { count: 2 });
+  await subscribeAll(t, app, box.key);
   const [a, b] = box.mailboxes;
   t.is((await createAlias(app, box.key, box.domain, { address: `team@${box.domain}`, goto: [a.address, b.address, 'out@elsewhere.example'] })).body.status, 'completed');
   t.is((await createAlias(app, box.key, box.domain, { catch_all: true, goto: b.address })).body.status, 'completed');

@@ -5,6 +5,7 @@ import nodemailer from 'nodemailer';
 import { manualClock } from '../../src/clock.js';
 import { startTestApp, type TestClient } from '../helpers/app.js';
 import { listAll, makeInbox, pollUntil } from '../helpers/emails.js';
+import { PRIVATE_HOOKS, subscribeAll } from '../helpers/webhooks.js';
 
 function send(app: TestClient, to: string, raw: string | Buffer) {
   const transport = nodemailer.createTransport({ host: '127.0.0.1', port: app.smtpPort, secure: false, ignoreTLS: true, name: 'client.example' });
@@ -17,8 +18,9 @@ const message = (messageId: string, subject: string, body: string) => [
 ].join('\r\n');
 
 test('mail over SMTP is stored once per Message-ID and its raw form is the bytes received', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { env: PRIVATE_HOOKS });
   const box = await makeInbox(app);
+  const hook = await subscribeAll(t, app, box.key);
   const raw = message('<smtp-1@remote.example>', 'Over SMTP', 'Hello by SMTP');
   const sent = await send(app, box.address, raw);
   t.regex(sent.response, /^250/);
@@ -47,6 +49,7 @@ test('mail over SMTP is stored once per Message-ID and its raw form is the bytes
   t.true(bytes.endsWith(raw), 'then the message exactly as sent');
   const events = await app.app.db.selectFrom('events').select('type').execute();
   t.is(events.length, 2);
+  t.deepEqual((await hook.waitForCount(2)).map((r) => r.body.event), ['email.received', 'email.received']);
 });
 
 test('a large SMTP message is kept as a file under raw/ and served back whole', async (t) => {

@@ -2,6 +2,7 @@ import test from 'ava';
 import { manualClock } from '../../src/clock.js';
 import { createEventRecorder } from '../../src/webhooks/events.js';
 import { startTestApp, type TestClient } from '../helpers/app.js';
+import { PRIVATE_HOOKS, subscribeAll } from '../helpers/webhooks.js';
 import { TASK_WAIT_MS, bulkMailboxes, createAlias, createMailbox, domain, mailboxRow, whoIs } from '../helpers/mailboxes.js';
 
 const count = async (app: TestClient, table: 'mailboxes' | 'aliases' | 'domains' | 'dns_records' | 'events') =>
@@ -14,8 +15,9 @@ async function subDomains(app: TestClient, key: string, parent: string, labels: 
 }
 
 test('deleting a root removes its two sub-domains, their mailboxes, aliases, events and DNS records', async (t) => {
-  const app = await startTestApp(t);
+  const app = await startTestApp(t, { env: PRIVATE_HOOKS });
   const key = await app.keyFor();
+  await subscribeAll(t, app, key);
   const { tenantId } = await whoIs(app, key);
   await domain(app, key, 'root.example');
   await subDomains(app, key, 'root.example', ['one', 'two']);

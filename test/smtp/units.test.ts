@@ -14,7 +14,8 @@ import { cachedLookup } from '../../src/smtp/dns.js';
 import { decodeWords, fixHeaderBlock, headersObject } from '../../src/smtp/mime.js';
 import { createParserPool } from '../../src/smtp/parse-pool.js';
 import { limitConcurrency } from '../../src/smtp/parse.js';
-import { receivedHeader, returnPathHeader } from '../../src/smtp/received.js';
+import { storedAddress } from '../../src/smtp/data.js';
+import { receivedHeader, returnPathHeader, rfc5322Date } from '../../src/smtp/received.js';
 import { routesElsewhere, unquotedLocalPart } from '../../src/smtp/recipients.js';
 import { htmlToText } from '../../src/smtp/text.js';
 
@@ -64,6 +65,19 @@ test('returnPathHeader: the envelope sender, <> for a bounce, the domain as its 
   t.is(returnPathHeader('shop@bücher.test'), 'Return-Path: <shop@xn--bcher-kva.test>\r\n');
   t.is(returnPathHeader('jürgen@bücher.test'), 'Return-Path: <jürgen@xn--bcher-kva.test>\r\n');
   t.is(returnPathHeader('a>\r\nX-Evil: 1 <b@us.test'), 'Return-Path: <aX-Evil:1b@us.test>\r\n');
+  // The same sender again (reused), then another, then the first again.
+  t.is(returnPathHeader('a>\r\nX-Evil: 1 <b@us.test'), 'Return-Path: <aX-Evil:1b@us.test>\r\n');
+  t.is(returnPathHeader(null), 'Return-Path: <>\r\n');
+  t.is(returnPathHeader('shop@bücher.test'), 'Return-Path: <shop@xn--bcher-kva.test>\r\n');
+});
+
+test('rfc5322Date: UTC with +0000, the same text within a second and the next second after it', (t) => {
+  const at = Date.UTC(2025, 3, 1, 10, 0, 0);
+  t.is(rfc5322Date(at), 'Tue, 01 Apr 2025 10:00:00 +0000');
+  t.is(rfc5322Date(at + 999), 'Tue, 01 Apr 2025 10:00:00 +0000');
+  t.is(rfc5322Date(at + 1000), 'Tue, 01 Apr 2025 10:00:01 +0000');
+  t.is(rfc5322Date(at - 1), 'Tue, 01 Apr 2025 09:59:59 +0000');
+  t.is(rfc5322Date(Date.UTC(1999, 11, 31, 23, 59, 59, 500)), 'Fri, 31 Dec 1999 23:59:59 +0000');
 });
 
 test('receivedHeader: RFC 5321 trace with IPv6 literal, TLS note and a single recipient', (t) => {
@@ -202,4 +216,13 @@ test('limitConcurrency keeps at most `limit` parses under way and runs every cal
   const more = Array.from({ length: 5 }, (_, i) => parse(Buffer.from(`n${i}`), delivery));
   t.deepEqual(await Promise.all([...first, ...more]), [0, 1, 2, 3, 4].map((i) => `m${i}`).concat([0, 1, 2, 3, 4].map((i) => `n${i}`)));
   t.is(peak, 3);
+});
+
+test('storedAddress: lower-cased with the domain as its A-label, the same when asked again, past the size of its memo', (t) => {
+  t.is(storedAddress('Box@Bücher.Test'), 'box@xn--bcher-kva.test');
+  t.is(storedAddress('Box@Bücher.Test'), 'box@xn--bcher-kva.test');
+  t.is(storedAddress('jürgen@bücher.test'), 'jürgen@xn--bcher-kva.test');
+  t.is(storedAddress('Odd@[127.0.0.1]'), 'odd@[127.0.0.1]');
+  for (let i = 0; i < 1500; i++) t.is(storedAddress(`User${i}@Example.TEST`), `user${i}@example.test`);
+  t.is(storedAddress('Box@Bücher.Test'), 'box@xn--bcher-kva.test');
 });

@@ -108,3 +108,32 @@ test('the deliveries list pages newest first and filters by status', async (t) =
   t.is((await app.get(`/v1/webhooks/${hook.id}/deliveries?status=done`, key)).status, 422);
   t.is((await app.get(`/v1/webhooks/${hook.id}/deliveries?per_page=0`, key)).status, 422);
 });
+
+test('events are recorded only for a tenant with an active webhook subscribed to them; one created later gets what follows', async (t) => {
+  const app = await startTestApp(t, { env: PRIVATE_OK });
+  const key = await app.keyFor();
+  const tenant = await tenantOf(app, key);
+  const other = await app.keyFor();
+  const foreign = await startReceiver(t);
+  await createWebhook(app, other, { url: foreign.url, events: ['email.received', 'email.read', 'email.deleted'] });
+  const receiver = await startReceiver(t);
+  const readOnly = await createWebhook(app, key, { url: receiver.url, events: ['email.read'], is_active: false });
+  const events = () => app.app.db.selectFrom('events').select(['tenant_id', 'type', 'email_id']).orderBy('id').execute();
+
+  // No webhook of this tenant is active: nothing to deliver, so nothing is recorded.
+  t.deepEqual(await recordEvents(app, tenant, [{ type: 'email.received', emailId: 1, mailboxId: 3 }, { type: 'email.read', emailId: 1, mailboxId: 3 }]), []);
+  t.deepEqual(await events(), []);
+
+  // Active, but subscribed to email.read only: just that event.
+  t.is((await app.patch(`/v1/webhooks/${readOnly.id}`, key, { is_active: true })).status, 200);
+  const ids = await recordEvents(app, tenant, [
+    { type: 'email.received', emailId: 2, mailboxId: 3 }, { type: 'email.read', emailId: 2, mailboxId: 3 }, { type: 'email.deleted', emailId: 2, mailboxId: 3 },
+  ]);
+  t.is(ids.length, 1);
+  t.deepEqual(await events(), [{ tenant_id: tenant, type: 'email.read', email_id: 2 }]);
+  const [got] = await receiver.waitForCount(1);
+  t.deepEqual(got.body.data, { email_id: 2, mailbox_id: 3 });
+  await new Promise((r) => setTimeout(r, 300));
+  t.is(receiver.requests.length, 1, 'the email before the webhook was active is not delivered');
+  t.is(foreign.requests.length, 0, "another tenant's webhook hears nothing of this tenant");
+});
