@@ -168,7 +168,7 @@ async function load(port: number, seconds: number, tag: string, attachment: stri
         await c.send(message(i, tag, attachment));
         const t1 = performance.now();
         latencies.push(t1 - t0);
-        const second = Math.floor((t1 - started) / Number(process.env.X_BUCKET_MS ?? 1000));
+        const second = Math.floor((t1 - started) / 1000);
         bySecond[second] = (bySecond[second] ?? 0) + 1;
         if (t1 >= lastAck) { lastAck = t1; lastIndex = i; }
       } catch {

@@ -5,7 +5,7 @@ import type { EmailEvent, EventRecorder } from '../webhooks/events.js';
 import type { StoredMessage, Target } from './message.js';
 import { messageKey, type IngestStore, type MessageKey } from './store.js';
 import type { InboundTable } from './tables.js';
-import type { MessageJson } from './types.js';
+import { decodeMessage, type EncodedMessage } from './encoded-message.js';
 
 const MB = 1024 * 1024;
 
@@ -77,11 +77,9 @@ export interface Prepared {
   rawPath: string | null;
 }
 
-const utf8 = new TextDecoder();
-const readJson = (m: MessageJson) => JSON.parse(typeof m === 'string' ? m : utf8.decode(m)) as StoredMessage;
 
-/** Raw SMTP mail once parsed, as it crosses to the storage thread: the StoredMessage as JSON. */
-export type ParsedRaw = Omit<Prepared, 'kind' | 'message'> & { messageJson: MessageJson };
+/** Raw SMTP mail once parsed, as it crosses to the storage thread: the StoredMessage encoded. */
+export type ParsedRaw = Omit<Prepared, 'kind' | 'message'> & { encoded: EncodedMessage };
 
 /** A queued message that could not be prepared (parsed); `final` gives up on it. */
 export interface Failure {
@@ -122,7 +120,7 @@ export async function storeBatch(
   trx: Db, deps: { store: IngestStore; writer: EmailWriter; events: EventRecorder }, input: StoreInput, now: number,
 ): Promise<StoreResult> {
   const { store, writer, events } = deps;
-  const parsed = input.prepared.map(({ messageJson, ...p }): Prepared => ({ ...p, kind: 'smtp', message: readJson(messageJson) }));
+  const parsed = input.prepared.map(({ encoded, ...p }): Prepared => ({ ...p, kind: 'smtp', message: decodeMessage(encoded) }));
   const prepared = [...(await loadApiRows(trx, store, input.apiIds)), ...parsed];
   const unlink: string[] = [];
   const owners = await store.mailboxOwners(trx, [...new Set(prepared.flatMap((p) => p.targets.flatMap((t) => t.mailboxIds)))]);

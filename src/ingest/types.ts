@@ -3,6 +3,7 @@
  * ingestion path. Both paths hand ingest a message and a list of recipients; ingest commits it
  * durably, acknowledges, and stores per-mailbox copies in the worker.
  */
+import type { EncodedMessage } from './encoded-message.js';
 
 /** One attachment of a normalised message, decoded. */
 export interface InboundAttachment {
@@ -75,25 +76,17 @@ export interface RawDelivery {
 export type MessageParser = (raw: Buffer | { path: string }, delivery: Omit<RawDelivery, 'raw'>) => Promise<InboundMessage>;
 
 /**
- * The JSON text of a StoredMessage (message.ts), or its UTF-8 bytes. Parser threads answer with
- * bytes: they cross to the main thread and on to the storage thread as bytes outside the JavaScript
- * heap, where strings of every message parsed in a backlog piled up as garbage in the main heap
- * (its physical size grew from ~100 to ~170 MB while a benchmark's backlog was stored).
- */
-export type MessageJson = string | Uint8Array;
-
-/**
  * What ingest's worker uses for raw SMTP mail, supplied by the SMTP capability: the parsed message
- * with its attachments already durable blobs, as a MessageJson. Parsing runs in a thread in the
+ * with its attachments already durable blobs, encoded (encoded-message.ts). Parsing runs in a thread in the
  * built server; the attachment bytes never have to cross threads at all.
  */
-export type RawParser = (raw: Buffer | { path: string }, delivery: Omit<RawDelivery, 'raw'>) => Promise<MessageJson>;
+export type RawParser = (raw: Buffer | { path: string }, delivery: Omit<RawDelivery, 'raw'>) => Promise<EncodedMessage>;
 
 /**
  * A RawParser for raw bytes still in their queue row, which it reads itself (parser threads have a
  * read-only connection of their own), so the thread that serves SMTP and HTTP never loads them.
  */
-export type QueuedRawParser = (inboundId: number, delivery: Omit<RawDelivery, 'raw'>) => Promise<MessageJson>;
+export type QueuedRawParser = (inboundId: number, delivery: Omit<RawDelivery, 'raw'>) => Promise<EncodedMessage>;
 
 /** The one ingestion path, as the inbound paths use it. */
 export interface Ingest {

@@ -60,12 +60,12 @@ export function createIngestWorker(deps: {
     const delivery = { ...rest, recipients };
     // Rows are loaded without their raw bytes when the parser reads them itself (prepareBatch).
     const queued = deps.queuedParser?.() ?? null;
-    let messageJson;
-    if (row.raw_path) messageJson = await parse({ path: blobs.rawFile(row.raw_path) }, delivery);
-    else if (row.raw) messageJson = await parse(row.raw, delivery);
-    else if (queued) messageJson = await queued(row.id, delivery);
+    let encoded;
+    if (row.raw_path) encoded = await parse({ path: blobs.rawFile(row.raw_path) }, delivery);
+    else if (row.raw) encoded = await parse(row.raw, delivery);
+    else if (queued) encoded = await queued(row.id, delivery);
     else throw new Error(`inbound row ${row.id} has no raw bytes`);
-    return { id: row.id, targets, messageJson, mailFrom: envelope.mailFrom, size: row.size, rawPath: row.raw_path };
+    return { id: row.id, targets, encoded, mailFrom: envelope.mailFrom, size: row.size, rawPath: row.raw_path };
   }
 
   /** Rows picked for a batch and not yet stored: the next batch must not pick them again. */

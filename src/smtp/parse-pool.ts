@@ -1,5 +1,6 @@
 import { Worker } from 'node:worker_threads';
-import type { MessageJson, QueuedRawParser, RawDelivery, RawParser } from '../ingest/types.js';
+import type { EncodedMessage } from '../ingest/encoded-message.js';
+import type { QueuedRawParser, RawDelivery, RawParser } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
 import { threadEntry } from '../threads/entry.js';
 import { ownHeapLimits } from '../threads/heap-limits.js';
@@ -24,7 +25,7 @@ export interface ParseRequest {
   delivery: Omit<RawDelivery, 'raw'>;
 }
 
-/** A parser thread's answer: where in the group's bytes its StoredMessage's JSON is, or the error. */
+/** A parser thread's answer: where in the group's bytes its encoded StoredMessage is, or the error. */
 export type ParseReply = { id: number; ok: true; offset: number; length: number } | { id: number; ok: false; error: string };
 
 /**
@@ -33,7 +34,7 @@ export type ParseReply = { id: number; ok: true; offset: number; length: number 
  * all its messages at once.
  */
 export type ParseRequests = ParseRequest[];
-/** Replies of a group with the UTF-8 JSON of all their messages in one transferred buffer. */
+/** Replies of a group with all their encoded messages in one transferred buffer. */
 export interface ParseReplies {
   bytes: Uint8Array;
   replies: ParseReply[];
@@ -48,7 +49,7 @@ export interface ParserPoolOptions extends ParserThreadOptions {
 }
 
 interface Pending {
-  resolve(json: MessageJson): void;
+  resolve(encoded: EncodedMessage): void;
   reject(e: Error): void;
   timer: NodeJS.Timeout;
 }
@@ -123,7 +124,7 @@ export function createParserPool(opts: ParserPoolOptions) {
     return slots.reduce((a, b) => (b.pending.size < a.pending.size ? b : a));
   }
 
-  const request = (raw: Buffer | ParseRequest['raw'], delivery: Omit<RawDelivery, 'raw'>) => new Promise<MessageJson>((resolve, reject) => {
+  const request = (raw: Buffer | ParseRequest['raw'], delivery: Omit<RawDelivery, 'raw'>) => new Promise<EncodedMessage>((resolve, reject) => {
     if (closed) return reject(new Error('parser pool closed'));
     idle.cancel();
     const slot = pick();

@@ -18,12 +18,12 @@ const parse = createUnlimitedParserStack({ hostname: options.hostname, dnsServer
 
 /** Longest a finished parse waits for others to share its reply. */
 const REPLY_DELAY_MS = 2;
-type Done = { id: number; ok: true; json: string } | { id: number; ok: false; error: string };
+type Done = { id: number; ok: true; encoded: Uint8Array } | { id: number; ok: false; error: string };
 let outbox: Done[] = [];
 let running = 0;
 let timer: NodeJS.Timeout | null = null;
 
-/** Posts the finished parses: their JSON as UTF-8 in one buffer of its own, transferred. */
+/** Posts the finished parses: their encoded messages in one buffer of its own, transferred. */
 function flush(): void {
   if (timer) clearTimeout(timer);
   timer = null;
@@ -31,12 +31,13 @@ function flush(): void {
   const done = outbox;
   outbox = [];
   let total = 0;
-  for (const d of done) if (d.ok) total += Buffer.byteLength(d.json);
+  for (const d of done) if (d.ok) total += d.encoded.byteLength;
   const bytes = Buffer.allocUnsafeSlow(total);
   let offset = 0;
   const replies: ParseReply[] = done.map((d) => {
     if (!d.ok) return d;
-    const length = bytes.write(d.json, offset);
+    const length = d.encoded.byteLength;
+    bytes.set(d.encoded, offset);
     offset += length;
     return { id: d.id, ok: true, offset: offset - length, length };
   });
@@ -78,7 +79,7 @@ parentPort!.on('message', (requests: ParseRequests) => {
   for (const req of requests) {
     running++;
     parseRequest(req).then(
-      (json) => reply({ id: req.id, ok: true, json }),
+      (encoded) => reply({ id: req.id, ok: true, encoded }),
       (err: Error) => reply({ id: req.id, ok: false, error: err?.message ?? String(err) }),
     );
   }

@@ -4,14 +4,15 @@ import { Readable } from 'node:stream';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import type { BlobStore } from '../ingest/blobs.js';
 import { storeAttachments, type StoredMessage } from '../ingest/message.js';
-import type { InboundMessage, MessageJson, MessageParser, RawParser } from '../ingest/types.js';
+import { encodeMessage, type EncodedMessage } from '../ingest/encoded-message.js';
+import type { InboundMessage, MessageParser, RawParser } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
 import type { Authenticator } from './auth.js';
 import { fromParsed, fromRawOnly, type DeliveryFacts } from './message.js';
 import { MAX_HEAD_BYTES, fixHeaderBlock, headerEnd } from './mime.js';
 
-/** A RawParser whose answers are all of one form. */
-export type ParserOf<J extends MessageJson> = (...args: Parameters<RawParser>) => Promise<J>;
+/** A parser of raw mail into what `J` is (the parser stack: a StoredMessage; ingest's RawParser: one encoded). */
+export type ParserOf<J> = (...args: Parameters<RawParser>) => Promise<J>;
 
 /** Bytes read from the front of a message for header repair and the raw-text fallback. */
 const HEAD_READ_BYTES = 2 * MAX_HEAD_BYTES;
@@ -116,13 +117,17 @@ export function limitConcurrency<A extends unknown[], R>(parse: (...args: A) => 
 }
 
 /**
- * The RawParser ingest uses: parses, makes each attachment a durable blob where the parse ran (a
- * parser thread writes them itself, so their bytes never cross threads), and answers with the
- * StoredMessage as JSON text.
+ * The parse ingest uses: parses, and makes each attachment a durable blob where the parse ran (a
+ * parser thread writes them itself, so their bytes never cross threads).
  */
-export function storingParser(parse: MessageParser, blobs: Pick<BlobStore, 'putBlob'>): ParserOf<string> {
+export function storingParser(parse: MessageParser, blobs: Pick<BlobStore, 'putBlob'>): ParserOf<StoredMessage> {
   return async (raw, delivery) => {
     const message = await parse(raw, delivery);
-    return JSON.stringify({ ...message, attachments: await storeAttachments(message.attachments, blobs) } satisfies StoredMessage);
+    return { ...message, attachments: await storeAttachments(message.attachments, blobs) } satisfies StoredMessage;
   };
+}
+
+/** The same answering as ingest's RawParser does: the message encoded (encoded-message.ts). */
+export function encodingParser(parse: ParserOf<StoredMessage>): ParserOf<EncodedMessage> {
+  return async (raw, delivery) => encodeMessage(await parse(raw, delivery));
 }

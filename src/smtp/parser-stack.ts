@@ -1,7 +1,8 @@
 import { createBlobStore } from '../ingest/blobs.js';
 import type { Logger } from '../logger.js';
 import { createAuthenticator } from './auth.js';
-import { createRawParser, limitConcurrency, PARSE_CONCURRENCY, storingParser, type ParserOf } from './parse.js';
+import type { EncodedMessage } from '../ingest/encoded-message.js';
+import { createRawParser, encodingParser, limitConcurrency, PARSE_CONCURRENCY, storingParser, type ParserOf } from './parse.js';
 
 /** What a parser needs: our hostname, the DNS servers mailauth asks, where blobs go. */
 export interface ParserStackOptions {
@@ -18,12 +19,12 @@ export interface ParserStackOptions {
  * in-process parsing: mailauth and mailparser hold ~15 MB of heap, which the main thread of the
  * built server would otherwise carry (and mark on every full GC) without ever parsing.
  */
-export function createParserStack(options: ParserStackOptions): ParserOf<string> {
+export function createParserStack(options: ParserStackOptions): ParserOf<EncodedMessage> {
   return limitConcurrency(createUnlimitedParserStack(options), PARSE_CONCURRENCY);
 }
 
 /** The same without the bound on parses under way, for a caller that bounds more than the parse (parse-worker.ts). */
-export function createUnlimitedParserStack({ hostname, dnsServers, dataDir, logger, now }: ParserStackOptions): ParserOf<string> {
+export function createUnlimitedParserStack({ hostname, dnsServers, dataDir, logger, now }: ParserStackOptions): ParserOf<EncodedMessage> {
   const authenticate = createAuthenticator({ hostname, dnsServers, logger });
-  return storingParser(createRawParser({ hostname, authenticate, logger }), createBlobStore(dataDir, now));
+  return encodingParser(storingParser(createRawParser({ hostname, authenticate, logger }), createBlobStore(dataDir, now)));
 }

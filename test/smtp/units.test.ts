@@ -6,8 +6,8 @@ import { quietDns } from '../helpers/dns.js';
 import { manualClock } from '../../src/clock.js';
 import { databaseFile, openDatabase } from '../../src/db/connection.js';
 import { createBlobStore } from '../../src/ingest/blobs.js';
-import type { StoredMessage } from '../../src/ingest/message.js';
-import type { MessageJson, Resolution } from '../../src/ingest/types.js';
+import { decodeMessage, type EncodedMessage } from '../../src/ingest/encoded-message.js';
+import type { Resolution } from '../../src/ingest/types.js';
 import { createLogger } from '../../src/logger.js';
 import { cachedQuota, cachedResolver, RECIPIENT_CACHE_MS } from '../../src/smtp/cache.js';
 import { cachedLookup } from '../../src/smtp/dns.js';
@@ -151,7 +151,6 @@ test('cachedLookup shares queries in flight and remembers failures briefly', asy
 });
 
 /** A parser's answer as text (parser threads answer with UTF-8 bytes). */
-const jsonText = (j: MessageJson) => (typeof j === 'string' ? j : Buffer.from(j).toString());
 
 test('the parser pool parses in a thread, and a parse that takes too long costs only its thread', async (t) => {
   const logger = createLogger('silent');
@@ -161,7 +160,7 @@ test('the parser pool parses in a thread, and a parse that takes too long costs 
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const pool = createParserPool({ dataDir, databaseFile: databaseFile(dataDir), hostname: 'mx.test', dnsServers: [await quietDns()], logLevel: 'silent', logger, threads: 1, timeoutMs: 30_000, idleMs: 1_000 });
   t.teardown(() => pool.close());
-  const m = JSON.parse(jsonText(await pool.parse(raw, delivery))) as StoredMessage;
+  const m = decodeMessage(await pool.parse(raw, delivery));
   t.is(m.subject, 'pooled');
   t.like(m.attachments[0], { filename: 'x.bin', size: 4 });
   t.deepEqual([...await createBlobStore(dataDir).readBlob(m.attachments[0].sha256)], [0, 1, 2, 3], 'the thread wrote the attachment blob itself');
@@ -169,12 +168,12 @@ test('the parser pool parses in a thread, and a parse that takes too long costs 
   // A batch goes over in one message and comes back in groups of replies sharing one buffer.
   const subjects = ['eins', 'zwei — ü', 'drei'];
   const many = await Promise.all(subjects.map((s) => pool.parse(Buffer.from(raw.toString().replace('Subject: pooled', `Subject: ${s}`)), delivery)));
-  t.deepEqual(many.map((j) => (JSON.parse(jsonText(j)) as StoredMessage).subject), subjects);
+  t.deepEqual(many.map((j) => decodeMessage(j).subject), subjects);
 
   const impatient = createParserPool({ dataDir, databaseFile: databaseFile(dataDir), hostname: 'mx.test', dnsServers: ['127.0.0.1:1'], logLevel: 'silent', logger, threads: 1, timeoutMs: 1, idleMs: 1_000 });
   t.teardown(() => impatient.close());
   await t.throwsAsync(impatient.parse(raw, delivery), { message: /parser thread exited/ });
-  t.is((JSON.parse(jsonText(await pool.parse(raw, delivery))) as StoredMessage).subject, 'pooled', 'the process and the other pool carry on');
+  t.is((decodeMessage(await pool.parse(raw, delivery))).subject, 'pooled', 'the process and the other pool carry on');
 });
 
 test('a parser thread reads queued raw bytes from their row itself, and a row without them fails only its parse', async (t) => {
@@ -191,7 +190,7 @@ test('a parser thread reads queued raw bytes from their row itself, and a row wi
   const delivery = { size: raw.length, mailFrom: 'q@example.org', recipients: [], remoteAddress: '127.0.0.1', heloName: 'client.example', tls: false, receivedAt: 0 };
   const [stored, missing] = await Promise.allSettled([pool.parseQueued(id, delivery), pool.parseQueued(empty, delivery)]);
   t.is(stored.status, 'fulfilled');
-  const m = JSON.parse(jsonText((stored as PromiseFulfilledResult<MessageJson>).value)) as StoredMessage;
+  const m = decodeMessage((stored as PromiseFulfilledResult<EncodedMessage>).value);
   t.is(m.subject, 'from the row');
   t.is(m.bodyText?.trim(), 'queued body');
   t.is(missing.status, 'rejected');
