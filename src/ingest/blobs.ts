@@ -27,6 +27,27 @@ async function syncDir(dir: string): Promise<void> {
 
 const exists = (path: string) => access(path).then(() => true, () => false);
 
+/** Content written to a file under `tmp/` as it was decoded, with its hash: a blob not yet in place. */
+export interface SpooledBlob {
+  spooled: string;
+  sha256: string;
+  size: number;
+}
+
+/** Attachment content as it reaches the blob store: in memory, or already written to `tmp/`. */
+export type BlobContent = Buffer | SpooledBlob;
+
+export const contentSize = (c: BlobContent): number => (Buffer.isBuffer(c) ? c.length : c.size);
+
+/** Writes content to a file under `tmp/` as it arrives, hashing it on the way. */
+export interface BlobSpool {
+  write(chunk: Buffer): Promise<void>;
+  /** Flushes the file to the disk: the content, ready for putBlob. */
+  finish(): Promise<SpooledBlob>;
+  /** Gives the file up (a parse that failed). */
+  discard(): Promise<void>;
+}
+
 /**
  * The files of ingestion under the data directory: attachment blobs content-addressed by SHA-256
  * (`blobs/ab/cd/<hex>`, identical content stored once) and raw messages too large for a database
@@ -64,23 +85,59 @@ export function createBlobStore(dataDir: string, now: () => number = Date.now) {
      * orphan sweep (sweep.ts) from removing a blob that nothing references yet, such as one left
      * by purged mail and now arriving again.
      */
-    async putBlob(content: Buffer): Promise<string> {
-      const sha256 = createHash('sha256').update(content).digest('hex');
+    async putBlob(content: BlobContent): Promise<string> {
+      const spooled = Buffer.isBuffer(content) ? null : content.spooled;
+      const sha256 = Buffer.isBuffer(content) ? createHash('sha256').update(content).digest('hex') : content.sha256;
       const path = blobPath(sha256);
       try {
         const at = new Date(now());
         await utimes(path, at, at);
+        if (spooled) await unlink(spooled).catch(() => undefined);
         return sha256;
       } catch (err) {
         if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
       }
       const dir = dirname(path);
       mkdirSync(dir, { recursive: true });
-      const tmp = join(tmpDir, `${randomUUID()}.blob`);
-      await writeSynced(tmp, content);
+      const tmp = spooled ?? join(tmpDir, `${randomUUID()}.blob`);
+      if (!spooled) await writeSynced(tmp, content as Buffer);
       await rename(tmp, path);
       await syncDir(dir);
       return sha256;
+    },
+
+    /**
+     * A file under `tmp/` (named as putBlob's own, so the orphan sweep removes it should nothing
+     * adopt it) for content too large to gather in memory first: a 25 MB attachment was held
+     * whole, and for a moment twice, by the thread that decoded it.
+     */
+    async spoolBlob(): Promise<BlobSpool> {
+      const path = join(tmpDir, `${randomUUID()}.blob`);
+      const handle = await open(path, 'wx', 0o600);
+      const hash = createHash('sha256');
+      let size = 0;
+      let closed = false;
+      const close = async () => { if (!closed) { closed = true; await handle.close(); } };
+      return {
+        async write(chunk) {
+          hash.update(chunk);
+          let offset = 0;
+          while (offset < chunk.length) offset += (await handle.write(chunk, offset, chunk.length - offset)).bytesWritten;
+          size += chunk.length;
+        },
+        async finish() {
+          try {
+            await handle.sync();
+          } finally {
+            await close();
+          }
+          return { spooled: path, sha256: hash.digest('hex'), size };
+        },
+        async discard() {
+          await close().catch(() => undefined);
+          await unlink(path).catch(() => undefined);
+        },
+      };
     },
 
     /** A stream of a blob's bytes. */

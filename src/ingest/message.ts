@@ -1,4 +1,4 @@
-import type { BlobStore } from './blobs.js';
+import { contentSize, type BlobStore } from './blobs.js';
 import type { InboundAttachment, InboundMessage, RawDelivery } from './types.js';
 
 /** An attachment once its bytes are a durable blob: metadata plus the blob's SHA-256. */
@@ -14,7 +14,7 @@ export interface StoredAttachment {
 /** Makes each attachment a durable blob (identical contents once) and returns what is kept of it. */
 export function storeAttachments(attachments: InboundAttachment[], blobs: Pick<BlobStore, 'putBlob'>): Promise<StoredAttachment[]> {
   return Promise.all(attachments.map(async (a) => ({
-    filename: a.filename, contentType: a.contentType, size: a.content.length, sha256: await blobs.putBlob(a.content),
+    filename: a.filename, contentType: a.contentType, size: contentSize(a.content), sha256: await blobs.putBlob(a.content),
     contentId: a.contentId ?? null, disposition: a.disposition ?? 'attachment',
   })));
 }

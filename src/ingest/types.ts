@@ -3,13 +3,15 @@
  * ingestion path. Both paths hand ingest a message and a list of recipients; ingest commits it
  * durably, acknowledges, and stores per-mailbox copies in the worker.
  */
+import type { BlobContent } from './blobs.js';
 import type { EncodedMessage } from './encoded-message.js';
 
 /** One attachment of a normalised message, decoded. */
 export interface InboundAttachment {
   filename: string;
   contentType: string;
-  content: Buffer;
+  /** Decoded bytes; a large attachment of SMTP mail is written to a file as it is decoded (blobs.ts). */
+  content: BlobContent;
   contentId?: string | null;
   /** `attachment` or `inline`. */
   disposition?: string | null;

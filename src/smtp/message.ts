@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { AddressObject, Attachment, EmailAddress, ParsedMail } from 'mailparser';
+import type { AddressObject, EmailAddress } from 'mailparser';
+import type { ReadMail } from './mail-reader.js';
 import addressparser from 'nodemailer/lib/addressparser';
 import { detectExtension } from 'nodemailer/lib/mime-funcs';
 import type { AuthResults, InboundAttachment, InboundMessage, RawDelivery } from '../ingest/types.js';
@@ -64,7 +65,7 @@ export function receivedAtOf(date: Date | undefined, arrival: number): number {
   return t !== undefined && Number.isFinite(t) && t > 0 && t <= arrival + MAX_CLOCK_SKEW_MS ? t : arrival;
 }
 
-function attachmentOf(a: Attachment, index: number): InboundAttachment {
+function attachmentOf(a: ReadMail['attachments'][number], index: number): InboundAttachment {
   const contentType = (a.contentType || 'application/octet-stream').toLowerCase();
   const detected = detectExtension(contentType);
   const ext = /^[a-z0-9]{1,10}$/.test(detected) ? detected : contentType === 'message/rfc822' ? 'eml' : 'bin';
@@ -82,7 +83,7 @@ const firstRecipient = (delivery: DeliveryFacts, headerTo: Mailbox[]) => deliver
  * decode degrades: no From falls back to the envelope sender, no body at all falls back to the
  * raw text after the headers, a missing Message-ID is generated.
  */
-export function fromParsed(parsed: ParsedMail, delivery: DeliveryFacts, ctx: MessageContext): InboundMessage {
+export function fromParsed(parsed: ReadMail, delivery: DeliveryFacts, ctx: MessageContext): InboundMessage {
   const from = mailboxes(parsed.from)[0];
   const to = mailboxes(parsed.to);
   const html = typeof parsed.html === 'string' && parsed.html !== '' ? parsed.html : null;

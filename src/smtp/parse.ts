@@ -1,13 +1,14 @@
 import { createReadStream } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
-import { simpleParser, type ParsedMail } from 'mailparser';
-import type { BlobStore } from '../ingest/blobs.js';
+import type { MailParserOptions } from 'mailparser';
+import type { BlobSpool, BlobStore } from '../ingest/blobs.js';
 import { storeAttachments, type StoredMessage } from '../ingest/message.js';
 import { encodeMessage, type EncodedMessage } from '../ingest/encoded-message.js';
 import type { InboundMessage, MessageParser, RawParser } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
 import type { Authenticator } from './auth.js';
+import { readMail, type ReadMail } from './mail-reader.js';
 import { fromParsed, fromRawOnly, type DeliveryFacts } from './message.js';
 import { MAX_HEAD_BYTES, fixHeaderBlock, headerEnd } from './mime.js';
 
@@ -24,7 +25,7 @@ const PARSER_OPTIONS = {
   skipTextLinks: true,
   // A 1,000-part message is still mail; the 25 MB SIZE limit bounds the work.
   maxChildNodes: 20_000,
-};
+} as MailParserOptions;
 
 async function readHead(raw: Buffer | { path: string }): Promise<Buffer> {
   if (Buffer.isBuffer(raw)) return raw.subarray(0, HEAD_READ_BYTES);
@@ -59,9 +60,9 @@ function parseSource(raw: Buffer | { path: string }, head: Buffer): Buffer | Rea
   })());
 }
 
-async function readMime(source: Buffer | Readable, logger: Logger): Promise<ParsedMail | null> {
+async function readMime(source: Buffer | Readable, logger: Logger, spool?: () => Promise<BlobSpool>): Promise<ReadMail | null> {
   try {
-    return await simpleParser(source, PARSER_OPTIONS as Parameters<typeof simpleParser>[1]);
+    return await readMail(source, PARSER_OPTIONS, spool);
   } catch (err) {
     logger.info({ err }, 'mailparser could not read a message; storing what the raw text gives');
     if (source instanceof Readable) source.destroy();
@@ -75,12 +76,16 @@ async function readMime(source: Buffer | Readable, logger: Logger): Promise<Pars
  * on the message's content: malformed MIME keeps what could be decoded, unreadable MIME falls
  * back to the headers and raw text. Only an unreadable spool file (an I/O error) rejects.
  */
-export function createRawParser({ hostname, authenticate, logger }: { hostname: string; authenticate: Authenticator; logger: Logger }): MessageParser {
+export function createRawParser({ hostname, authenticate, logger, spool }: {
+  hostname: string; authenticate: Authenticator; logger: Logger;
+  /** Where large attachments are written as they are decoded (blobs.ts); without it they are gathered in memory. */
+  spool?: () => Promise<BlobSpool>;
+}): MessageParser {
   return async (raw, delivery): Promise<InboundMessage> => {
     const head = await readHead(raw);
     const facts: DeliveryFacts = delivery;
     const [parsed, auth] = await Promise.all([
-      readMime(parseSource(raw, head), logger),
+      readMime(parseSource(raw, head), logger, spool),
       authenticate(raw, { remoteAddress: delivery.remoteAddress, heloName: delivery.heloName, mailFrom: delivery.mailFrom }, head),
     ]);
     const ctx = { hostname, head, auth };

@@ -26,5 +26,6 @@ export function createParserStack(options: ParserStackOptions): ParserOf<Encoded
 /** The same without the bound on parses under way, for a caller that bounds more than the parse (parse-worker.ts). */
 export function createUnlimitedParserStack({ hostname, dnsServers, dataDir, logger, now }: ParserStackOptions): ParserOf<EncodedMessage> {
   const authenticate = createAuthenticator({ hostname, dnsServers, logger });
-  return encodingParser(storingParser(createRawParser({ hostname, authenticate, logger }), createBlobStore(dataDir, now)));
+  const blobs = createBlobStore(dataDir, now);
+  return encodingParser(storingParser(createRawParser({ hostname, authenticate, logger, spool: blobs.spoolBlob }), blobs));
 }
