@@ -19,9 +19,9 @@ export type ReadMail = Omit<ParsedMail, 'attachments'> & { attachments: Array<Om
 /**
  * mailparser's simpleParser, except that an attachment past SPOOL_ATTACHMENT_BYTES is written to a
  * blob spool as it is decoded instead of gathered (simpleParser concatenates every attachment in
- * memory: a 25 MB one cost the parser thread its size twice over for a moment, and the RSS peak
- * ~19 MB; docs/PERFORMANCE.md, session 18). Otherwise the same events in the same order, so the
- * same result. On a failure the spooled files are discarded. Without a spool, all in memory.
+ * memory: a 25 MB one cost the parser thread its size, twice over while it was being joined).
+ * Otherwise the same events in the same order, so the same result. On a failure the spooled files
+ * are discarded. Without a spool, all in memory.
  */
 export function readMail(input: Buffer | Readable, options: MailParserOptions, spool?: () => Promise<BlobSpool>): Promise<ReadMail> {
   return new Promise((resolve, reject) => {
