@@ -2,6 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { collectYoungGarbage } from '../threads/young-gc.js';
+
+/** Bytes spilled to the file between two scavenges: the spent socket buffers go, not pile up (young-gc.ts). */
+export const SPILL_BYTES_PER_SCAVENGE = 2 * 1024 * 1024;
 
 /**
  * Where a received message ended up: in memory when small (the chunks as received, never joined:
@@ -42,6 +46,7 @@ export class Spool extends Writable {
   private handle: FileHandle | null = null;
   private path: string | null = null;
   private stored = 0;
+  private sinceScavenge = 0;
 
   constructor(private readonly options: SpoolOptions) {
     // No auto-destroy: a finished spool's file belongs to whoever takes the result.
@@ -94,6 +99,11 @@ export class Spool extends Writable {
     if (!this.handle) return;
     await writeAll(this.handle, chunk);
     this.stored += chunk.length;
+    this.sinceScavenge += chunk.length;
+    if (this.sinceScavenge >= SPILL_BYTES_PER_SCAVENGE) {
+      this.sinceScavenge = 0;
+      collectYoungGarbage();
+    }
   }
 
   override _final(callback: (err?: Error | null) => void): void {
