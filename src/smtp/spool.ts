@@ -2,10 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { collectYoungGarbage } from '../threads/young-gc.js';
-
-/** Bytes spilled to the file between two scavenges: the spent socket buffers go, not pile up (young-gc.ts). */
-export const SPILL_BYTES_PER_SCAVENGE = 2 * 1024 * 1024;
+import { collectYoungGarbage, SCAVENGE_EVERY_BYTES } from '../threads/young-gc.js';
 
 /**
  * Where a received message ended up: in memory when small (the chunks as received, never joined:
@@ -100,7 +97,8 @@ export class Spool extends Writable {
     await writeAll(this.handle, chunk);
     this.stored += chunk.length;
     this.sinceScavenge += chunk.length;
-    if (this.sinceScavenge >= SPILL_BYTES_PER_SCAVENGE) {
+    // The spent socket buffers go as the message is written, instead of piling up (young-gc.ts).
+    if (this.sinceScavenge >= SCAVENGE_EVERY_BYTES) {
       this.sinceScavenge = 0;
       collectYoungGarbage();
     }

@@ -1,6 +1,9 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
+/** Bytes of large buffers turned over between two scavenges, where a loop asks for them. */
+export const SCAVENGE_EVERY_BYTES = 2 * 1024 * 1024;
+
 type Gc = (options: { type: 'minor' | 'major' }) => void;
 let gc: Gc | null | undefined;
 
