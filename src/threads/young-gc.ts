@@ -1,8 +1,8 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-/** Bytes of large buffers turned over between two scavenges, where a loop asks for them. */
-export const SCAVENGE_EVERY_BYTES = 2 * 1024 * 1024;
+/** Bytes of buffers turned over between two scavenges, where a loop asks for them. */
+export const SCAVENGE_EVERY_BYTES = 4 * 1024 * 1024;
 
 type Gc = (options: { type: 'minor' | 'major' }) => void;
 let gc: Gc | null | undefined;
@@ -12,8 +12,9 @@ let gc: Gc | null | undefined;
  * collector cannot be reached. For a loop that turns over many large buffers with few other
  * allocations: V8 frees young array buffers only at a scavenge, and those come when the young
  * generation fills with objects, or when young array buffers reach about twice the semi-space
- * (16 MB on the main thread). Receiving a 25 MB message left up to ~10 MB of spent socket buffers
- * waiting and grew the RSS by up to 20 MB (docs/PERFORMANCE.md, session 18). `gc` is reached the
+ * (16 MB on the main thread). Received mail left up to ~10 MB of spent socket buffers waiting on
+ * the main thread: a 25 MB message grew the RSS by up to 20 MB, and 74 KB messages kept it 15 MB
+ * higher (docs/PERFORMANCE.md, session 18). `gc` is reached the
  * documented way, through `--expose-gc` and a new context, without a flag on node's command line.
  */
 export function collectYoungGarbage(): boolean {
