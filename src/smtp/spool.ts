@@ -2,8 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { open, unlink, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { collectYoungGarbage, SCAVENGE_EVERY_BYTES } from '../threads/young-gc.js';
+import { collectYoungGarbage } from '../threads/young-gc.js';
 
+/** Bytes of mail the spools of a thread take between two scavenges they ask for. */
+const SCAVENGE_EVERY_BYTES = 4 * 1024 * 1024;
 /** Bytes every spool of this thread took since the last scavenge it asked for. */
 let receivedSinceScavenge = 0;
 

@@ -1,9 +1,6 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
-/** Bytes of buffers turned over between two scavenges, where a loop asks for them. */
-export const SCAVENGE_EVERY_BYTES = 4 * 1024 * 1024;
-
 type Gc = (options: { type: 'minor' | 'major' }) => void;
 let gc: Gc | null | undefined;
 
@@ -14,8 +11,8 @@ let gc: Gc | null | undefined;
  * generation fills with objects, or when young array buffers reach about twice the semi-space
  * (16 MB on the main thread). Received mail left up to ~10 MB of spent socket buffers waiting on
  * the main thread: a 25 MB message grew the RSS by up to 20 MB, and 74 KB messages kept it 15 MB
- * higher (docs/PERFORMANCE.md, session 18). `gc` is reached the
- * documented way, through `--expose-gc` and a new context, without a flag on node's command line.
+ * higher (docs/PERFORMANCE.md, session 18). `gc` is reached through `--expose-gc` set at run time
+ * and a new context, without a flag on node's command line.
  */
 export function collectYoungGarbage(): boolean {
   if (gc === undefined) {
