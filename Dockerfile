@@ -13,9 +13,12 @@ RUN npm run build && npm ci --omit=dev
 FROM node:22-slim
 # MALLOC_ARENA_MAX: glibc otherwise gives each busy thread (SMTP/HTTP, parser, storage, readers) an
 # arena of its own; two arenas measured 20-37 MB less peak RSS under the SMTP benchmark, same speed
-# (docs/PERFORMANCE.md, session 7). glibc reads it at start, so it is set here, not in the code.
+# (docs/PERFORMANCE.md, session 7). MALLOC_MMAP_THRESHOLD_: a fixed threshold stops glibc raising
+# it after a large block is freed, which let 128 KB+ buffers pin ~50 MB of the main arena in about
+# one run in five (session 19). glibc reads both at start, so they are set here, not in the code.
 ENV NODE_ENV=production \
     MALLOC_ARENA_MAX=2 \
+    MALLOC_MMAP_THRESHOLD_=131072 \
     MAILSTEAD_DATA_DIR=/data \
     MAILSTEAD_HTTP_PORT=8080 \
     MAILSTEAD_SMTP_PORT=2525
