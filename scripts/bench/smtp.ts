@@ -71,10 +71,11 @@ function run(args: string[]): Promise<string> {
   });
 }
 
+/** The variables the server gets beyond the bench's own: npm start's, then BENCH_SERVER_ENV ("NAME=value ...", e.g. LD_PRELOAD for a heap profiler). */
+const SERVER_ENV = { ...startEnv(), ...assignments((process.env.BENCH_SERVER_ENV ?? '').split(' ').filter(Boolean)) };
+
 function startServer(): Promise<{ child: ChildProcess; httpPort: number; smtpPort: number }> {
-  // BENCH_SERVER_ENV ("NAME=value ...") is given to the server alone (e.g. LD_PRELOAD for a heap profiler).
-  const serverEnv = assignments((process.env.BENCH_SERVER_ENV ?? '').split(' ').filter(Boolean));
-  const child = spawn(process.execPath, MAIN, { cwd: ROOT, env: { ...env, ...startEnv(), ...serverEnv }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, MAIN, { cwd: ROOT, env: { ...env, ...SERVER_ENV }, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let buf = '';
     let httpPort = 0;
@@ -294,6 +295,7 @@ async function main() {
     console.log(JSON.stringify({
       bench: 'smtp',
       server: MAIN.join(' '),
+      server_env: Object.entries(SERVER_ENV).map(([k, v]) => `${k}=${v}`).join(' '),
       connections: CONNECTIONS,
       client: CLIENT,
       warmup: warm && { seconds: WARMUP, acked: warm.acked, acked_per_s: warm.rate },
