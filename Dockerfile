@@ -12,10 +12,11 @@ RUN npm run build && npm ci --omit=dev
 # Runtime stage: production dependencies and the compiled code only, as a non-root user.
 FROM node:22-slim
 # MALLOC_ARENA_MAX: glibc otherwise gives each busy thread (SMTP/HTTP, parser, storage, readers) an
-# arena of its own; two arenas measured 20-37 MB less peak RSS under the SMTP benchmark, same speed
-# (docs/PERFORMANCE.md, session 7). MALLOC_MMAP_THRESHOLD_: a fixed threshold stops glibc raising
-# it after a large block is freed, which let 128 KB+ buffers pin ~50 MB of the main arena in about
-# one run in five (session 19). glibc reads both at start, so they are set here, not in the code.
+# arena of its own; two arenas measured 20-37 MB less peak RSS under the SMTP benchmark, same speed.
+# MALLOC_MMAP_THRESHOLD_: a fixed threshold stops glibc raising it after a large block is freed,
+# which let 128 KB+ buffers pin ~50 MB of the main arena in about one run in five. Figures in
+# docs/PERFORMANCE.md, "Allocator, GC and thread settings". glibc reads both at start, so they are
+# set here, not in the code.
 ENV NODE_ENV=production \
     MALLOC_ARENA_MAX=2 \
     MALLOC_MMAP_THRESHOLD_=131072 \
@@ -37,6 +38,6 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.MAILSTEAD_HTTP_PORT||8080)+'/api/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 STOPSIGNAL SIGTERM
 # The same command as `npm start` (package.json; a test keeps them equal, and ENV above carries
-# the variables it sets). --max-semi-space-size: see docs/PERFORMANCE.md, session 10;
-# --no-allocation-site-pretenuring: session 12.
+# the variables it sets). What --max-semi-space-size and --no-allocation-site-pretenuring buy:
+# docs/PERFORMANCE.md, "Allocator, GC and thread settings".
 CMD ["node", "--max-semi-space-size=8", "--no-allocation-site-pretenuring", "dist/src/main.js"]

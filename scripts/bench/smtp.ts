@@ -1,6 +1,7 @@
 /**
- * SMTP ingress throughput: the server runs as a child process (`node --import tsx src/main.ts`,
- * rate limits off, no reachable DNS) and this script is its senders and its API reader.
+ * SMTP ingress throughput: the server runs as a child process (the build as `npm start` runs it
+ * when dist/ is current, see --main below; rate limits off; DNS from a local server that answers at
+ * once) and this script is its senders and its API reader. docs/PERFORMANCE.md gives the figures.
  *
  * 0. A warm-up: the same senders for WARMUP seconds, then a wait until that mail is listed, so the
  *    phases measure a running server (JIT-compiled code, parser threads up), not the first second

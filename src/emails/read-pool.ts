@@ -68,7 +68,7 @@ export const READ_THREADS_START_RATE = 200;
  * Heap limits of a reader thread: old space for the largest answer (an email with a 25 MB body, as
  * text and JSON), and 8 MB semi-spaces (heap-limits.ts), what the read benchmarks were measured
  * with (V8 would otherwise grow them to 16 MB per thread); 4 MB ones cost the main thread 10-20 %
- * per first page when it served reads (docs/PERFORMANCE.md, session 10).
+ * per first page when it served reads (docs/PERFORMANCE.md, "Reader threads").
  */
 const READER_HEAP = { maxOldGenerationSizeMb: 384, maxYoungGenerationSizeMb: 24 };
 

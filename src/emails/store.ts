@@ -162,7 +162,7 @@ export type EmailStore = ReturnType<typeof createEmailStore>;
  * read connection (src/db/reader.ts), without Kysely: building a query costs more than running
  * most of these. The text is exactly what the Kysely forms these replaced compiled to (the test
  * test/emails/reads.test.ts holds those forms and compares text and parameters for every shape), so
- * the query plans are the ones measured in docs/PERFORMANCE.md.
+ * the query plans are the ones measured in docs/PERFORMANCE.md, "Reads and their query plans".
  */
 
 /** A query's text and its parameters, in order. */

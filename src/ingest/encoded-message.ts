@@ -5,9 +5,9 @@ import type { StoredMessage } from './message.js';
  * A parsed message (a StoredMessage) as it crosses from the parser to the storage thread: V8's
  * serialization, which copies strings as they are. JSON escaped every body on the way
  * (JSON.stringify and its UTF-8 encoding took ~14 µs for a 5 KB message, this ~6; decoding costs
- * the same either way; docs/PERFORMANCE.md, session 18). Bytes, not a string: they pass through
- * the main thread outside its heap. Only ever between threads of one process, never stored: the
- * format is the running V8's.
+ * the same either way; docs/PERFORMANCE.md, "Parser and storage threads"). Bytes, not a string:
+ * they pass through the main thread outside its heap. Only ever between threads of one process,
+ * never stored: the format is the running V8's.
  */
 export type EncodedMessage = Uint8Array;
 

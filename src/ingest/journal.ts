@@ -163,7 +163,7 @@ export function createJournal(deps: { dir: string; logger: Logger; segmentBytes?
       pending.splice(0, n);
       // With nothing pending, the newest segment stays: it is being written, or being started (a
       // group commit waits for its directory entry to be synced, and `current` is not yet set).
-      // Deleting it then lost every record written to it next (docs/PERFORMANCE.md, session 17).
+      // Deleting it then lost every record written to it next (test/ingest/journal.test.ts).
       const keepFrom = pending.length ? pending[0].segment : nextSegment - 1;
       for (const n of segments) {
         if (n >= keepFrom || n === current?.segment) continue;

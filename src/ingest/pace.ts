@@ -1,14 +1,15 @@
 /**
  * Rows per batch transaction when no mail is arriving: large batches share the FTS5 and commit
  * cost. 128, not 256: draining a backlog, 256-row batches held ~25 MB more in flight (RSS peaks
- * 258-264 MB against 231-239) for no faster drain (docs/PERFORMANCE.md, session 14).
+ * 258-264 MB against 231-239) for no faster drain (docs/PERFORMANCE.md, "Storage pacing and the
+ * in-flow bound").
  */
 export const BATCH_ROWS = 128;
 /**
  * Rows per batch while mail arrives and storage does not yield (a backlog past MAX_BACKLOG_MS, or
  * arrivals past MAX_BURST_MS): parsing, storing and accepting then run at once, and 256-row batches
  * held ~30 MB more in flight across the threads (RSS peaks 269-287 MB against 238-255, at the same
- * CPU per message; docs/PERFORMANCE.md, session 14).
+ * CPU per message; docs/PERFORMANCE.md, "Storage pacing and the in-flow bound").
  */
 export const LOADED_BATCH_ROWS = 64;
 /** While mail is arriving, a batch aims at this many milliseconds, so acknowledgements never wait long behind it. */
@@ -26,13 +27,13 @@ export const MAX_BURST_MS = 30_000;
  * The most storage work (in estimated milliseconds) storage lets wait while it yields to arriving
  * mail. Past it, batches run back to back without pauses until the backlog is below it again, so mail is
  * listed within seconds of its 250 under a sustained load storage can keep up with, instead of only
- * once the load stops (docs/PERFORMANCE.md, session 14). Well under MAX_INFLOW_BACKLOG_MS: senders
- * are only slowed once storage has stopped yielding to them (session 16).
+ * once the load stops (docs/PERFORMANCE.md, "Storage pacing and the in-flow bound"). Well under
+ * MAX_INFLOW_BACKLOG_MS: senders are only slowed once storage has stopped yielding to them.
  */
 export const MAX_BACKLOG_MS = 2_000;
 /**
  * Storage time per queued row assumed until batches of LOADED_BATCH_ROWS or more have measured it
- * (this machine's drain of a large backlog, sessions 14 and 18), and the least the in-flow bound
+ * (this machine's drain of a large backlog, 0.23-0.29 ms per row), and the least the in-flow bound
  * assumes whatever was measured (worker.ts).
  */
 export const DEFAULT_DRAIN_MS_PER_ROW = 0.25;
@@ -74,7 +75,7 @@ export function pace(p: PaceInput): { rows: number; yielding: boolean; busySince
  * overload: what a burst leaves behind its last 250 drains in about this long. The acknowledged
  * rate then follows what the machine stores end to end plus this much queue; a 10 s bound
  * acknowledged ~10 % more of a 20 s burst and listed its last message up to 8 s after its 250
- * (docs/PERFORMANCE.md, sessions 15 and 16).
+ * (docs/PERFORMANCE.md, "Storage pacing and the in-flow bound").
  */
 export const MAX_INFLOW_BACKLOG_MS = 4_500;
 /** The longest an acknowledgement is held back: well inside an SMTP client's patience and the p99 target. */

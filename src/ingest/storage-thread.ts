@@ -14,7 +14,8 @@ import type { StorageReply, StorageRequest, StorageThreadData } from './storage-
  * Heap limits of the storage thread: a batch holds at most BATCH_BYTES of messages plus their
  * index text, and the old-space limit is sized for V8's growing factor (heap-growth.ts); a small
  * young generation keeps its resident memory down: 4 MB semi-spaces (heap-limits.ts). 2 MB ones,
- * 4 MB less again, cost ~5 % more CPU per message than 8 MB ones (docs/PERFORMANCE.md, session 17).
+ * 4 MB less again, cost ~5 % more CPU per message than 8 MB ones (docs/PERFORMANCE.md, "Allocator,
+ * GC and thread settings" and "Tried and not kept").
  */
 const STORAGE_HEAP = { maxOldGenerationSizeMb: INGEST_THREAD_OLD_MB, maxYoungGenerationSizeMb: 12 };
 

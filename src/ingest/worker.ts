@@ -200,7 +200,7 @@ export function createIngestWorker(deps: {
    * its last 250. Never estimated faster than DEFAULT_DRAIN_MS_PER_ROW: a small backlog into a small
    * database drains faster than what a long burst leaves (0.20 against 0.23-0.29 ms per row here),
    * and an estimate taken from the first let the next burst's last message be listed 5.4 s after
-   * its 250 (docs/PERFORMANCE.md, session 18).
+   * its 250 (docs/PERFORMANCE.md, "Storage pacing and the in-flow bound").
    */
   const idleBacklogMs = () => backlogRows() * Math.max(idleDrainMsPerRow, DEFAULT_DRAIN_MS_PER_ROW);
   const pause = (ms: number) => new Promise<void>((r) => (ms > 0 ? setTimeout(r, ms) : setImmediate(r)));
@@ -267,7 +267,7 @@ export function createIngestWorker(deps: {
           });
           // Awaited at the next turn (or in `finally`), but it may fail first, while the next batch
           // is being parsed: with nothing waiting on it then, node ended the process for the
-          // rejection (docs/PERFORMANCE.md, session 17). The await still sees the failure.
+          // rejection (test/ingest/move-failure.test.ts). The await still sees the failure.
           storing.catch(() => undefined);
         }
         if (storing) await storing;

@@ -66,7 +66,7 @@ interface Slot {
  * Heap limits of a parser thread: old space sized for V8's growing factor (heap-growth.ts), a small
  * young generation (V8 would otherwise grow it to tens of MB per thread under load): 4 MB
  * semi-spaces (heap-limits.ts), 8 MB less resident than 8 MB ones for ~3 % more CPU per message
- * with storage's cut (docs/PERFORMANCE.md, session 17).
+ * with storage's cut (docs/PERFORMANCE.md, "Allocator, GC and thread settings").
  */
 const PARSER_HEAP = { maxOldGenerationSizeMb: INGEST_THREAD_OLD_MB, maxYoungGenerationSizeMb: 12 };
 

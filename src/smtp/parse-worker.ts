@@ -12,7 +12,7 @@ const options = workerData as ParserThreadOptions;
 // (CFS balances by weight, and 2 x 110 looked lighter than the acceptor's 1,024) while the other
 // core idled, so a backlog drained at ~60 % of a core each. The worker paces the parser already
 // (it parses only the batches asked for), so the acceptor keeps its share while mail arrives
-// (docs/PERFORMANCE.md, session 15).
+// (docs/PERFORMANCE.md, "Allocator, GC and thread settings").
 const logger = createLogger(options.logLevel);
 const parse = createUnlimitedParserStack({ hostname: options.hostname, dnsServers: options.dnsServers, dataDir: options.dataDir, logger });
 

@@ -66,7 +66,8 @@ export class Spool extends Writable {
     // The socket reads behind the chunks are spent once stored: a scavenge every few MB of mail
     // frees them as it goes instead of when V8's own trigger comes (young-gc.ts). Measured in full
     // smtp.ts runs: RSS peak 229-231 MB against 235-251, the 74 KB phase's p99 23-24 ms against
-    // 26-36, acknowledgements and CPU within noise (docs/PERFORMANCE.md, session 18).
+    // 26-36, acknowledgements and CPU within noise (docs/PERFORMANCE.md, "Allocator, GC and thread
+    // settings").
     receivedSinceScavenge += chunk.length;
     if (receivedSinceScavenge >= SCAVENGE_EVERY_BYTES) {
       receivedSinceScavenge = 0;

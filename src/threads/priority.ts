@@ -6,7 +6,7 @@ import { setPriority } from 'node:os';
  * first, not the lowest (19): against a busy normal-priority process on the same core a thread at
  * 19 gets ~1.5 % of it (CFS weights 15 and 1024), at 10 ~10 % (110), so queued mail is still
  * stored while something else keeps the machine busy. The benchmark showed no difference between
- * the two (docs/PERFORMANCE.md, session 12).
+ * the two (docs/PERFORMANCE.md, "Allocator, GC and thread settings").
  */
 export const BACKGROUND_NICE = 10;
 

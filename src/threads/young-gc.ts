@@ -11,8 +11,8 @@ let gc: Gc | null | undefined;
  * generation fills with objects, or when young array buffers reach about twice the semi-space
  * (16 MB on the main thread). Received mail left up to ~10 MB of spent socket buffers waiting on
  * the main thread: a 25 MB message grew the RSS by up to 20 MB, and 74 KB messages kept it 15 MB
- * higher (docs/PERFORMANCE.md, session 18). `gc` is reached through `--expose-gc` set at run time
- * and a new context, without a flag on node's command line.
+ * higher (docs/PERFORMANCE.md, "Allocator, GC and thread settings"). `gc` is reached through
+ * `--expose-gc` set at run time and a new context, without a flag on node's command line.
  */
 export function collectYoungGarbage(): boolean {
   if (gc === undefined) {

@@ -12,7 +12,8 @@ import { KEY_BY_HASH_SQL } from '../../src/tenants/store.js';
  * The hot reads run as plain SQL on prepared statements (store.ts `readQueries`). They replaced
  * Kysely queries; these are those queries, kept here as the reference: for every shape of filter,
  * position and option, the plain SQL must be the very text Kysely compiled (so the plans measured
- * in docs/PERFORMANCE.md stay the plans run) with the same parameters in the same order.
+ * in docs/PERFORMANCE.md, "Reads and their query plans", stay the plans run) with the same
+ * parameters in the same order.
  */
 
 // Compiling needs no connection; the driver is never started.
