@@ -1,3 +1,4 @@
+import { ApiError } from '../errors.js';
 import type { RouteRegistry } from '../http/registry.js';
 import type { MailboxService } from '../mailboxes/service.js';
 import { pollTask, taskEnvelope } from '../tasks/poll.js';
@@ -36,7 +37,7 @@ export function legacyMailboxRoutes({ registry, mailboxes, queue }: { registry: 
       const p = body.Params;
       const taskId = await mailboxes.createSingle(key, {
         domain: body.Domain, address: `${body.Email_fullname}@${body.Domain}`, fullname: p.display_name ?? '', password: p.password, quotaMb: p.quota_mb,
-      });
+      }).catch(renameAddressField);
       ctx.body = { status: 'success', task_id: taskId };
     },
   });
@@ -84,6 +85,14 @@ export function legacyMailboxRoutes({ registry, mailboxes, queue }: { registry: 
       ctx.body = { domain, results: entries, status: 'success', user_id: userId };
     },
   });
+}
+
+/** The service names variant A's address field; variant B's client sent it as Email_fullname. */
+function renameAddressField(err: unknown): never {
+  if (err instanceof ApiError && err.reason.startsWith('Params.email_id')) {
+    throw new ApiError(err.status, err.reason.replace('Params.email_id', 'Email_fullname'), err.headers);
+  }
+  throw err;
 }
 
 /** A task with its variant B results, as the arguments of taskEnvelope. */
