@@ -24,6 +24,18 @@ test('only the nine operations live under /api/legacy: every other path is 404 w
   }
   const served = await legacyGet(app, '/list/domain', { key, caller_id: me });
   t.is(served.status, 200, 'while a listed path answers');
+  const wrongMethod = await legacyGet(app, '/create/domain', { key });
+  t.is(wrongMethod.status, 405, 'a listed path with another method is 405, as everywhere');
+  t.deepEqual(wrongMethod.body, { status: 'error', reason: 'Method not allowed' });
+});
+
+test('a variant B body is read before the key is known, so it is small: over 64 KiB is 413 without a key check', async (t) => {
+  const app = await startTestApp(t);
+  const key = await app.keyFor();
+  const big = await legacyPost(app, '/create/domain', key, { Domain: 'big.example', padding: 'x'.repeat(70_000) });
+  t.is(big.status, 413);
+  t.is(big.body.status, 'error');
+  t.is((await legacyPost(app, '/create/domain', key, { Domain: 'small.example', padding: 'x'.repeat(10_000) })).status, 200);
 });
 
 test('a revoked or malformed key is 401 on every variant B operation, and no operation reads a header key', async (t) => {
