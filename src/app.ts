@@ -11,6 +11,7 @@ import { installDomains } from './domains/index.js';
 import { installMailboxes } from './mailboxes/index.js';
 import { installAliases } from './aliases/index.js';
 import { installEmails } from './emails/index.js';
+import { installLegacy } from './legacy/index.js';
 import { answerClientError } from './http/client-error.js';
 import { createRouteRegistry } from './http/registry.js';
 import { createHttpApp } from './http/server.js';
@@ -70,6 +71,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const domains = installDomains(core);
   const mailboxes = installMailboxes(core, { domains });
   const aliases = installAliases(core, { mailboxes });
+  installLegacy(core, { domains, mailboxes, aliases });       // variant B: another face of the three above
   const webhooks = installWebhooks(core);                    // -> webhooks.events (EventRecorder)
   const emails = installEmails(core, { resolve: aliases.resolve, events: webhooks.events, mailboxes }); // -> emails.ingest (Ingest)
   const smtp = installSmtp(core, { resolve: aliases.resolve, ingest: emails.ingest }, { parserThreads });

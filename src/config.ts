@@ -19,6 +19,8 @@ export interface Config {
   publicUrl: string;
   dnsServers: string[];
   cooldownSeconds: number;
+  /** The legacy variant B's sub-domain cooldown (DECISIONS.md section 11), a counter of its own. */
+  legacyCooldownSeconds: number;
   webhookAllowPrivate: boolean;
   tlsCert: string | null;
   tlsKey: string | null;
@@ -33,7 +35,7 @@ export class ConfigError extends Error {}
 const VARS = [
   'MAILSTEAD_DATA_DIR', 'MAILSTEAD_HTTP_HOST', 'MAILSTEAD_HTTP_PORT', 'MAILSTEAD_SMTP_HOST',
   'MAILSTEAD_SMTP_PORT', 'MAILSTEAD_HOSTNAME', 'MAILSTEAD_MX_HOSTS', 'MAILSTEAD_PUBLIC_URL',
-  'MAILSTEAD_DNS_SERVERS', 'MAILSTEAD_COOLDOWN_SECONDS', 'MAILSTEAD_WEBHOOK_ALLOW_PRIVATE',
+  'MAILSTEAD_DNS_SERVERS', 'MAILSTEAD_COOLDOWN_SECONDS', 'MAILSTEAD_LEGACY_COOLDOWN_SECONDS', 'MAILSTEAD_WEBHOOK_ALLOW_PRIVATE',
   'MAILSTEAD_TLS_CERT', 'MAILSTEAD_TLS_KEY', 'MAILSTEAD_RATE_LIMIT', 'MAILSTEAD_INBOUND_RATE_LIMIT',
   'MAILSTEAD_LOG_LEVEL',
 ] as const;
@@ -58,6 +60,7 @@ const rawSchema = {
     MAILSTEAD_PUBLIC_URL: { type: 'string', pattern: '^https?://[^\\s/]+(/[^\\s]*[^/\\s])?$' },
     MAILSTEAD_DNS_SERVERS: { type: 'string', pattern: `^$|^${IP_PORT}(,${IP_PORT})*$` },
     MAILSTEAD_COOLDOWN_SECONDS: { type: 'string', pattern: '^[0-9]{1,7}$' },
+    MAILSTEAD_LEGACY_COOLDOWN_SECONDS: { type: 'string', pattern: '^[0-9]{1,7}$' },
     MAILSTEAD_WEBHOOK_ALLOW_PRIVATE: { type: 'string', enum: ['true', 'false', '1', '0', 'yes', 'no'] },
     MAILSTEAD_TLS_CERT: { type: 'string' },
     MAILSTEAD_TLS_KEY: { type: 'string' },
@@ -127,6 +130,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     publicUrl: raw.MAILSTEAD_PUBLIC_URL,
     dnsServers: raw.MAILSTEAD_DNS_SERVERS ? raw.MAILSTEAD_DNS_SERVERS.split(',') : [],
     cooldownSeconds: Number(raw.MAILSTEAD_COOLDOWN_SECONDS),
+    legacyCooldownSeconds: Number(raw.MAILSTEAD_LEGACY_COOLDOWN_SECONDS),
     webhookAllowPrivate: ['true', '1', 'yes'].includes(raw.MAILSTEAD_WEBHOOK_ALLOW_PRIVATE),
     tlsCert,
     tlsKey,

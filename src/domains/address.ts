@@ -15,6 +15,13 @@ export function isUtf8LocalPart(local: string): boolean {
   return /[^\x00-\x7f]/.test(local) && Buffer.byteLength(local) <= 64 && UTF8_DOT_ATOM.test(local);
 }
 
+/** Why `local` is not an acceptable local part (the part before the @), or null when it is. */
+export function localPartProblem(local: string): string | null {
+  if (local.length === 0) return 'must not be empty';
+  if (local.length > 64) return 'must be at most 64 characters';
+  return DOT_ATOM.test(local) ? null : 'must be a valid local part (letters, digits and !#$%&\'*+/=?^_`{|}~- in dot-separated runs)';
+}
+
 /** Why `input` is not an acceptable email address (DECISIONS.md section 3), or null when it is. */
 export function addressProblem(input: string): string | null {
   const at = input.lastIndexOf('@');

@@ -11,6 +11,11 @@ import type { DomainStore } from './store.js';
 /** The default and largest mailbox-slot count of a hostname. */
 export const MAX_MAILBOX_SLOTS = 100;
 
+/** A sub-domain cooldown counter: its scope (the counter's name) and its length. */
+export interface SubDomainCooldown { scope: string; seconds?: number }
+/** Variant A's sub-domain cooldown: the common length (MAILSTEAD_COOLDOWN_SECONDS). */
+export const SUB_DOMAIN_COOLDOWN: SubDomainCooldown = { scope: 'sub-domain' };
+
 /** The rules of root domains and sub-domains. */
 export function createDomainService(deps: {
   db: Db; store: DomainStore; queue: TaskQueue; tenants: TenantService; clock: Clock;
@@ -46,8 +51,11 @@ export function createDomainService(deps: {
       });
     },
 
-    /** Registers sub-domains of an owned root and enqueues one task for all of them. */
-    async createSubs(key: ApiKey, parentHost: string, labels: string[], slots = MAX_MAILBOX_SLOTS) {
+    /**
+     * Registers sub-domains of an owned root and enqueues one task for all of them. `cooldown` names
+     * the counter that limits requests per key and parent (the legacy variant keeps its own).
+     */
+    async createSubs(key: ApiKey, parentHost: string, labels: string[], slots = MAX_MAILBOX_SLOTS, cooldown = SUB_DOMAIN_COOLDOWN) {
       const parentName = normalizeHostname(parentHost);
       const hosts = labels.map((l) => `${l.toLowerCase()}.${parentName}`);
       if (new Set(hosts).size !== hosts.length) throw unprocessable('Params.sub_domains must not contain duplicates');
@@ -56,7 +64,7 @@ export function createDomainService(deps: {
       return db.transaction().execute(async (trx) => {
         const parent = await store.ownedByHostname(trx, key.tenantId, parentName);
         if (!parent || parent.domain_type !== 'root') throw notFound('Parent domain not found');
-        await tenants.checkCooldown(trx, 'sub-domain', key.id, parentName);
+        await tenants.checkCooldown(trx, cooldown.scope, key.id, parentName, cooldown.seconds);
         await assertFree(trx, key.tenantId, hosts);
         const domainIds: number[] = [];
         for (const hostname of hosts) {
@@ -65,7 +73,7 @@ export function createDomainService(deps: {
             total_mailbox_allowed: slots, verification_token: newVerificationToken(), created_at: clock.now(),
           }));
         }
-        await tenants.markCooldown(trx, 'sub-domain', key.id, parentName);
+        await tenants.markCooldown(trx, cooldown.scope, key.id, parentName);
         const taskId = await queue.enqueue(trx, { kind: 'subdomain.create', tenantId: key.tenantId, keyId: key.id, domain: parentName, payload: { domainIds } });
         return { taskId, domain: parentName };
       });

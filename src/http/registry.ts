@@ -2,10 +2,11 @@ import type { Context, Next } from 'koa';
 import { Router } from '@koa/router';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
-import { forbidden, tooManyRequests, unauthorized } from '../errors.js';
+import { forbidden, tooManyRequests, unauthorized, type ApiError } from '../errors.js';
 import type { Permission } from '../tenants/keys.js';
 import type { ApiKey, TenantService } from '../tenants/service.js';
 import { readJsonBody } from './body.js';
+import { headerKey, legacyKey } from './credentials.js';
 import { createRateLimiter } from './rate-limit.js';
 import { compileBody, compileText, type JsonSchema } from './validate.js';
 
@@ -40,19 +41,21 @@ export interface RouteSpec<B = any, Q = any, P = any> {
   durableByHandler?: boolean;
   /** Status codes this operation may answer besides 200, for the description. */
   errors?: number[];
+  /**
+   * Where the key travels: request headers (variant A, the default), or `key` in the JSON body of a
+   * POST and in the query of a GET (legacy variant B, DECISIONS.md section 11), headers unread.
+   */
+  keyIn?: 'header' | 'legacy';
+  /** The status of a key without the permission or the plan: 403 (the default), or 401 where the contract says so. */
+  deniedStatus?: 401 | 403;
+  /** OpenAPI tags of the operation. */
+  tags?: readonly string[];
+  /** Marks the operation deprecated in the description. */
+  deprecated?: boolean;
   handler(ctx: Context, input: RouteInput<B, Q, P>): unknown | Promise<unknown>;
 }
 
 const DEFAULT_BODY_LIMIT = 1024 * 1024;
-
-/** Reads the key from `Authorization: Bearer` or `X-Api-Key`. */
-function presentedKey(ctx: Context): string | null {
-  const auth = ctx.get('authorization');
-  const m = /^Bearer\s+(\S+)\s*$/i.exec(auth);
-  if (m) return m[1];
-  const header = ctx.get('x-api-key').trim();
-  return header || null;
-}
 
 /**
  * The route registry: capabilities add their operations here; it mounts them on a Koa router with
@@ -75,16 +78,26 @@ export function createRouteRegistry({ tenants, config, clock, durable }: { tenan
     const limiter = spec.permission === false ? null : limiters[spec.rateLimit ?? 'api'];
     const koaPath = spec.path.replace(/\{(\w+)\}/g, ':$1');
 
+    const legacy = spec.keyIn === 'legacy';
+    const denied = (reason: string): ApiError => (spec.deniedStatus === 401 ? unauthorized(reason) : forbidden(reason));
+    // An empty body is an empty object (so that a missing field is named); JSON `null` stays null.
+    const readBody = async (ctx: Context) => {
+      const parsed = await readJsonBody(ctx, spec.bodyLimit ?? DEFAULT_BODY_LIMIT);
+      return parsed === undefined ? {} : parsed;
+    };
+
     router[spec.method](koaPath, async (ctx: Context, _next: Next) => {
       let key = null as unknown as ApiKey;
+      // Variant B carries its key inside the body, so there the body is read before the key is checked.
+      let rawBody: unknown = body && legacy ? await readBody(ctx) : undefined;
       if (spec.permission !== false) {
-        const presented = presentedKey(ctx);
+        const presented = legacy ? legacyKey(ctx, rawBody) : headerKey(ctx);
         const found = presented ? await tenants.authenticate(presented) : null;
         if (!found) throw unauthorized();
         key = found;
         ctx.state.keyId = key.id;
-        if (!key.perms.has(spec.permission)) throw forbidden(`API key lacks the "${spec.permission}" permission`);
-        if (spec.plan && !key.planActive && !key.isAdmin) throw forbidden('No active pricing plan');
+        if (!key.perms.has(spec.permission)) throw denied(`API key lacks the "${spec.permission}" permission`);
+        if (spec.plan && !key.planActive && !key.isAdmin) throw denied('No active pricing plan');
         const wait = limiter!(key.id);
         if (wait > 0) throw tooManyRequests('Rate limit exceeded', wait);
       }
@@ -92,9 +105,9 @@ export function createRouteRegistry({ tenants, config, clock, durable }: { tenan
       if (params) params(input.params);
       if (query) query(input.query);
       if (body) {
-        input.body = await readJsonBody(ctx, spec.bodyLimit ?? DEFAULT_BODY_LIMIT);
-        if (input.body === undefined) input.body = {};
-        body(input.body);
+        if (!legacy) rawBody = await readBody(ctx);
+        body(rawBody);
+        input.body = rawBody;
       }
       await spec.handler(ctx, input as RouteInput<B, Q, P>);
       // Whatever a successful change committed is on disk before the client hears of it.

@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule, { type FormatsPlugin } from 'ajv-formats';
 import { hostnameProblem } from '../domains/hostname.js';
-import { addressProblem } from '../domains/address.js';
+import { addressProblem, localPartProblem } from '../domains/address.js';
 import { unprocessable } from '../errors.js';
 import { isIsoDateTime } from './iso-datetime.js';
 
@@ -15,6 +15,7 @@ const addFormats = ((addFormatsModule as unknown as { default?: FormatsPlugin })
 const FORMATS: Record<string, (v: string) => string | null> = {
   'mailstead-hostname': hostnameProblem,
   'mailstead-email': addressProblem,
+  'mailstead-local-part': localPartProblem,
   'iso-datetime': (v) => (isIsoDateTime(v) ? null : 'must be an ISO 8601 date-time such as 2024-01-31T12:00:00Z'),
 };
 

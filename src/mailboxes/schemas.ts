@@ -1,23 +1,25 @@
 import { queryBoolean } from '../http/validate.js';
 
-const password = {
+/** A mailbox password in a create request (shared with the legacy variant). */
+export const passwordSchema = {
   type: ['string', 'integer'],
   description: 'A string of at least 8 characters, or the integer 0 for a generated 24-character password',
 } as const;
-const fullname = { type: 'string', minLength: 1, maxLength: 255 } as const;
+/** A display name from which bulk local parts are derived (shared with the legacy variant). */
+export const fullnameSchema = { type: 'string', minLength: 1, maxLength: 255 } as const;
 
 /** POST /v1/create/mailbox/single */
 export const createSingleBody = {
   type: 'object',
   required: ['Email_fullname', 'single_bulk', 'Domain', 'Params'],
   properties: {
-    Email_fullname: fullname,
+    Email_fullname: fullnameSchema,
     single_bulk: { type: 'string', const: 'single' },
     Domain: { type: 'string', format: 'mailstead-hostname' },
     Params: {
       type: 'object',
       required: ['email_id', 'password'],
-      properties: { email_id: { type: 'string', format: 'mailstead-email' }, password },
+      properties: { email_id: { type: 'string', format: 'mailstead-email' }, password: passwordSchema },
     },
   },
 } as const;
@@ -30,13 +32,13 @@ export const createBulkBody = {
   type: 'object',
   required: ['Email_fullname', 'single_bulk', 'Domain', 'Params'],
   properties: {
-    Email_fullname: fullname,
+    Email_fullname: fullnameSchema,
     single_bulk: { type: 'string', const: 'bulk' },
     Domain: { type: 'string', format: 'mailstead-hostname' },
     Params: {
       type: 'object',
       required: ['mailbox_no', 'password'],
-      properties: { mailbox_no: { type: 'integer', minimum: 1, maximum: 100 }, password },
+      properties: { mailbox_no: { type: 'integer', minimum: 1, maximum: 100 }, password: passwordSchema },
     },
   },
 } as const;

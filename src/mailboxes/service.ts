@@ -12,10 +12,16 @@ import { localPartCandidates } from './local-parts.js';
 import { MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH } from './passwords.js';
 import type { MailboxStore } from './store.js';
 
-/** What a create task carries: the password as sent (a string, or 0 for generated ones). */
-export interface SinglePayload { domainId: number; address: string; displayName: string; password: string | 0 }
-/** The bulk variant: every requested address, in candidate order. */
-export interface BulkPayload { domainId: number; addresses: string[]; displayName: string; password: string | 0 }
+/**
+ * What a create task carries: the password as sent (a string, or 0 for generated ones) and the
+ * quota in MB (0 or absent = unlimited; absent in tasks queued before quotas could be chosen).
+ */
+export interface SinglePayload { domainId: number; address: string; displayName: string; password: string | 0; quotaMb?: number }
+/**
+ * The bulk variant: every requested address, in candidate order. `cooldown: false` marks a run
+ * that took no cooldown (legacy variant B), so a failing run has none to give back.
+ */
+export interface BulkPayload { domainId: number; addresses: string[]; displayName: string; password: string | 0; quotaMb?: number; cooldown?: boolean }
 
 /** Cooldown scope of bulk mailbox creation (per key and hostname). */
 export const BULK_COOLDOWN = 'mailbox-bulk';
@@ -51,7 +57,7 @@ export function createMailboxService(deps: {
 
   return {
     /** Validates a single create and enqueues it (DECISIONS.md section 5). */
-    async createSingle(key: ApiKey, input: { domain: string; fullname: string; address: string; password: string | number }) {
+    async createSingle(key: ApiKey, input: { domain: string; fullname: string; address: string; password: string | number; quotaMb?: number }) {
       const host = normalizeHostname(input.domain);
       const password = checkPassword(input.password);
       const address = normalizeAddress(input.address);
@@ -65,15 +71,19 @@ export function createMailboxService(deps: {
         if (pending.has(address)) throw unprocessable(`Params.email_id ${address} is already being created`);
         const left = domain.total_mailbox_allowed - (await store.countForDomain(trx, domain.id)) - pending.size;
         if (left < 1) throw slotsRefusal(host, domain.total_mailbox_allowed, left, 1);
-        const payload: SinglePayload = { domainId: domain.id, address, displayName: input.fullname, password };
+        const payload: SinglePayload = { domainId: domain.id, address, displayName: input.fullname, password, quotaMb: input.quotaMb ?? 0 };
         const taskId = await queue.enqueue(trx, { kind: 'mailbox.single', tenantId: key.tenantId, keyId: key.id, domain: host, payload });
         await store.markForRedaction(trx, taskId);
         return taskId;
       });
     },
 
-    /** Derives the requested addresses, checks slots and the cooldown, and enqueues the bulk create. */
-    async createBulk(key: ApiKey, input: { domain: string; fullname: string; count: number; password: string | number }) {
+    /**
+     * Derives the requested addresses, checks slots and the cooldown, and enqueues the bulk create.
+     * `cooldown: false` skips the bulk cooldown (legacy variant B has none).
+     */
+    async createBulk(key: ApiKey, input: { domain: string; fullname: string; count: number; password: string | number; quotaMb?: number; cooldown?: boolean }) {
+      const cooldown = input.cooldown ?? true;
       const host = normalizeHostname(input.domain);
       const password = checkPassword(input.password);
       const parts = localPartCandidates(input.fullname, input.count);
@@ -81,14 +91,14 @@ export function createMailboxService(deps: {
       const addresses = parts.map((p) => `${p}@${host}`);
       return db.transaction().execute(async (trx) => {
         const domain = await ownedDomain(trx, key, host);
-        await tenants.checkCooldown(trx, BULK_COOLDOWN, key.id, host);
+        if (cooldown) await tenants.checkCooldown(trx, BULK_COOLDOWN, key.id, host);
         const taken = await store.takenAmong(trx, addresses);
         const pending = await store.pendingAddresses(trx, host);
         const needed = addresses.filter((a) => !taken.has(a) && !pending.has(a)).length;
         const left = domain.total_mailbox_allowed - (await store.countForDomain(trx, domain.id)) - pending.size;
         if (needed > left) throw slotsRefusal(host, domain.total_mailbox_allowed, left, needed);
-        await tenants.markCooldown(trx, BULK_COOLDOWN, key.id, host);
-        const payload: BulkPayload = { domainId: domain.id, addresses, displayName: input.fullname, password };
+        if (cooldown) await tenants.markCooldown(trx, BULK_COOLDOWN, key.id, host);
+        const payload: BulkPayload = { domainId: domain.id, addresses, displayName: input.fullname, password, quotaMb: input.quotaMb ?? 0, cooldown };
         const taskId = await queue.enqueue(trx, { kind: 'mailbox.bulk', tenantId: key.tenantId, keyId: key.id, domain: host, payload });
         await store.markForRedaction(trx, taskId);
         return taskId;

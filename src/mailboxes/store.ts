@@ -8,6 +8,8 @@ export interface NewMailbox {
   address: string;
   display_name: string;
   password_hash: string;
+  /** Quota in MB; 0 (the default) is unlimited. */
+  quota_mb?: number;
   created_at: number;
 }
 

@@ -28,17 +28,17 @@ export function mailboxCreateTasks({ db, store, tenants, clock }: { db: Db; stor
       return { password, hash: await hashPassword(password, { generated }) };
     },
     async run(trx, task, cred) {
-      const { address, domainId, displayName } = task.payload;
+      const { address, domainId, displayName, quotaMb = 0 } = task.payload;
       const domain = await targetDomain(trx, store, domainId, task.tenantId);
       if ((await store.takenAmong(trx, [address])).size > 0) throw unprocessable(`Mailbox ${address} already exists`);
       const left = domain.total_mailbox_allowed - (await store.countForDomain(trx, domainId));
       if (left < 1) throw slotsRefusal(domain.hostname, domain.total_mailbox_allowed, left, 1);
       const now = clock.now();
-      await store.insert(trx, [{ tenant_id: domain.tenant_id, domain_id: domainId, address, display_name: displayName, password_hash: cred.hash, created_at: now }]);
+      await store.insert(trx, [{ tenant_id: domain.tenant_id, domain_id: domainId, address, display_name: displayName, password_hash: cred.hash, quota_mb: quotaMb, created_at: now }]);
       return {
         totalEmail: 1,
         results: {
-          [address]: { email: address, password: cred.password, quota: '0MB', domain: domain.hostname, provisioning: 'pending', create_date: sqlDateTime(now) },
+          [address]: { email: address, password: cred.password, quota: `${quotaMb}MB`, domain: domain.hostname, provisioning: 'pending', create_date: sqlDateTime(now) },
         },
       };
     },
@@ -51,7 +51,7 @@ export function mailboxCreateTasks({ db, store, tenants, clock }: { db: Db; stor
     async prepare(task) {
       const { addresses, domainId, password } = task.payload;
       const giveBack = async (err: Error): Promise<never> => {
-        if (task.keyId !== null) await tenants.clearCooldown(db, BULK_COOLDOWN, task.keyId, task.domain);
+        if (task.keyId !== null && task.payload.cooldown !== false) await tenants.clearCooldown(db, BULK_COOLDOWN, task.keyId, task.domain);
         throw err;
       };
       const domain = await store.domainById(db, domainId);
@@ -71,7 +71,7 @@ export function mailboxCreateTasks({ db, store, tenants, clock }: { db: Db; stor
       return new Map(fresh.map((a) => [a, { password, hash }]));
     },
     async run(trx, task, creds) {
-      const { addresses, domainId, displayName } = task.payload;
+      const { addresses, domainId, displayName, quotaMb = 0 } = task.payload;
       const domain = await targetDomain(trx, store, domainId, task.tenantId);
       const taken = await store.takenAmong(trx, addresses);
       const create = addresses.filter((a) => !taken.has(a) && creds.has(a));
@@ -79,7 +79,7 @@ export function mailboxCreateTasks({ db, store, tenants, clock }: { db: Db; stor
       if (create.length > left) throw slotsRefusal(domain.hostname, domain.total_mailbox_allowed, left, create.length);
       const now = clock.now();
       await store.insert(trx, create.map((address) => ({
-        tenant_id: domain.tenant_id, domain_id: domainId, address, display_name: displayName, password_hash: creds.get(address)!.hash, created_at: now,
+        tenant_id: domain.tenant_id, domain_id: domainId, address, display_name: displayName, password_hash: creds.get(address)!.hash, quota_mb: quotaMb, created_at: now,
       })));
       const results: Record<string, { status: string; password: string }> = {};
       for (const a of create) results[a] = { status: 'Created successfully.', password: creds.get(a)!.password };

@@ -5,13 +5,14 @@ import type { TaskQueue } from './queue.js';
 
 /**
  * The one rule for every poll endpoint: 404 for an unknown task or one created by another key,
- * 422 for a task of another kind, 422 with the task's error for a failed one; else the task.
+ * 422 for a task of another kind, 422 with the task's error for a failed one (or with
+ * `failedReason`, where a contract fixes the words); else the task.
  */
-export async function pollTask(queue: TaskQueue, key: ApiKey, taskId: number, kinds: readonly string[]): Promise<Task> {
+export async function pollTask(queue: TaskQueue, key: ApiKey, taskId: number, kinds: readonly string[], failedReason?: string): Promise<Task> {
   const task = await queue.get(taskId);
   if (!task || task.keyId !== key.id) throw notFound('Task not found');
   if (!kinds.includes(task.kind)) throw unprocessable('Task is not of the kind this endpoint polls');
-  if (task.status === 'failed') throw unprocessable(task.error ?? 'Task failed');
+  if (task.status === 'failed') throw unprocessable(failedReason ?? task.error ?? 'Task failed');
   return task;
 }
 

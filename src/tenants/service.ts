@@ -77,12 +77,13 @@ export function createTenantService({ db, store, clock, cooldownSeconds }: { db:
 
     /**
      * Refuses with 429 while a cooldown of `scope` for this key and subject runs. Call inside the
-     * transaction that also enqueues, then `markCooldown` there, so only successes count.
+     * transaction that also enqueues, then `markCooldown` there, so only successes count. `seconds`
+     * is the cooldown's length when it is not the common one (the legacy variant's hourly counter).
      */
-    async checkCooldown(trx: Db, scope: string, keyId: number, subject: string): Promise<void> {
+    async checkCooldown(trx: Db, scope: string, keyId: number, subject: string, seconds = cooldownSeconds): Promise<void> {
       const last = await store.cooldownLast(trx, scope, keyId, subject);
       if (last === null) return;
-      const left = last + cooldownSeconds * 1000 - clock.now();
+      const left = last + seconds * 1000 - clock.now();
       if (left > 0) throw tooManyRequests(`Cooldown in force: try again in ${Math.ceil(left / 1000)} seconds`, left / 1000);
     },
 
