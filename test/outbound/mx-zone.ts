@@ -41,9 +41,9 @@ export async function startMxZone(t: ExecutionContext) {
       for (const r of records ?? []) {
         if (typeCode[r.type] !== q.type) continue;
         const base = { name: q.name, type: q.type, class: Packet.CLASS.IN, ttl: 1 };
-        if (r.type === 'MX') response.answers.push({ ...base, exchange: r.exchange, priority: r.priority });
-        else if (r.type === 'TXT') response.answers.push({ ...base, data: r.data });
-        else response.answers.push({ ...base, address: r.address });
+        if (r.type === 'MX') response.answers.push({ ...base, exchange: r.exchange, priority: r.priority } as any);
+        else if (r.type === 'TXT') response.answers.push({ ...base, data: r.data } as any);
+        else response.answers.push({ ...base, address: r.address } as any);
       }
       send(response);
     },
