@@ -32,10 +32,15 @@ function lookup(zone: MxZone): DNSResolver {
   return (name, rrtype) => resolver.resolve(name, rrtype) as Promise<string[][] | string[]>;
 }
 
-const verify = (message: Buffer, zone: MxZone) => authenticate(message, {
-  resolver: lookup(zone), ip: '192.0.2.80', helo: 'mx.alias.test', sender: 'SRS0=abcd=XY=origin.test=alice@alias.test', mta: 'mx.dest.test',
-  disableBimi: true,
-});
+/** mailauth's verdicts on a message as a receiving MX sees it; `arc` is false when ARC was not checked. */
+async function verify(message: Buffer, zone: MxZone) {
+  const result = await authenticate(message, {
+    resolver: lookup(zone), ip: '192.0.2.80', helo: 'mx.alias.test', sender: 'SRS0=abcd=XY=origin.test=alice@alias.test', mta: 'mx.dest.test',
+    disableBimi: true,
+  });
+  if (!result.arc) throw new Error('mailauth did not check ARC');
+  return { ...result, arc: result.arc };
+}
 
 /** The header names prepended in front of `original` inside `signed`. */
 function prependedNames(signed: Buffer, original: Buffer): string[] {
