@@ -1,3 +1,4 @@
+import { rootCertificates } from 'node:tls';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 
 /** How the session to one MX address is secured (DECISIONS.md section 12). */
@@ -24,7 +25,7 @@ export interface TransportOptions {
   name: string;
   /** Connect, greeting and inactivity limit in ms (one number keeps the faults bounded; RFC 5321 4.5.3.2 allows more). */
   timeoutMs: number;
-  /** Extra CA certificates for `required` sessions (tests); the system's CAs otherwise. */
+  /** An extra CA trusted next to the public roots in `required` sessions (tests). */
   ca?: string | Buffer;
 }
 
@@ -67,7 +68,7 @@ export class Session {
       host: hop.address, port: hop.port, name: opts.name, secure: false,
       ignoreTLS: hop.tls === 'none', requireTLS: hop.tls === 'required', opportunisticTLS: hop.tls === 'opportunistic',
       tls: hop.tls === 'required'
-        ? { rejectUnauthorized: true, servername: hop.host, ...(opts.ca ? { ca: opts.ca } : {}), minVersion: 'TLSv1.2' }
+        ? { rejectUnauthorized: true, servername: hop.host, ...(opts.ca ? { ca: [...rootCertificates, opts.ca] } : {}), minVersion: 'TLSv1.2' as const }
         : { rejectUnauthorized: false, servername: hop.host },
       connectionTimeout: opts.timeoutMs, greetingTimeout: opts.timeoutMs, socketTimeout: opts.timeoutMs, dnsTimeout: opts.timeoutMs,
       logger: false,
