@@ -69,9 +69,9 @@ test('GET /v1/outbound pages newest first with cursors, filters by status, and G
 
   // OpenAPI and metrics.
   const spec = await app.get('/openapi.json');
-  t.truthy(spec.body.paths['/v1/outbound']?.get);
-  t.truthy(spec.body.paths['/v1/outbound/{id}/retry']?.post);
-  t.deepEqual(spec.body.paths['/v1/outbound'].get.parameters.find((p: any) => p.name === 'status')?.schema.enum, ['queued', 'sent', 'failed']);
+  t.truthy(spec.body.paths['/api/v1/outbound']?.get);
+  t.truthy(spec.body.paths['/api/v1/outbound/{id}/retry']?.post);
+  t.deepEqual(spec.body.paths['/api/v1/outbound'].get.parameters.find((p: any) => p.name === 'status')?.schema.enum, ['queued', 'sent', 'failed']);
   const metrics = await (await fetch(`http://127.0.0.1:${app.httpPort}/metrics`)).text();
   t.regex(metrics, /mailstead_outbound_queue\{status="sent"\} 4/);
   t.regex(metrics, /mailstead_outbound_queue\{status="queued"\} 1/);
