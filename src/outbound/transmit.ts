@@ -13,6 +13,9 @@ export interface TryResult {
   remoteMta?: string;
 }
 
+/** Whether a session broke in its TLS handshake (nodemailer reports it as ETLS, or as a socket error from OpenSSL). */
+const tlsFailure = (err: SessionError) => err.code === 'ETLS' || /\b(ssl|tls)\b|ssl3_|handshake/i.test(err.message);
+
 const all = (to: string[], outcome: RcptResult['outcome'], response: string): RcptResult[] => to.map((rcpt) => ({ rcpt, outcome, response }));
 
 /**
@@ -45,7 +48,7 @@ export function createRemoteTransmitter(deps: { route: Router; pool: SessionPool
       } catch (err) {
         if (!(err instanceof SessionError)) throw err;
         last = err.message;
-        if (err.code === 'ETLS' && hop.tls === 'opportunistic') {
+        if (hop.tls === 'opportunistic' && tlsFailure(err)) {
           try {
             return { results: await attempt({ ...hop, tls: 'none' }, from, to, raw), remoteMta: hop.host };
           } catch (again) {

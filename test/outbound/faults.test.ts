@@ -42,7 +42,7 @@ test('a remote that answers garbage is retried', async (t) => {
   const remote = await startScripted(t, (s) => scriptSmtp(s, 'hello? this is not smtp\r\n', () => 'what\r\n'));
   const w = await worldAt(t, remote.port);
   await w.send('garbage');
-  await triedAndQueued(t, w, 2, /greeting|Unexpected|protocol|EPROTOCOL/i);
+  await triedAndQueued(t, w, 2, /not smtp/);
 });
 
 test('a connection dropped in the middle of DATA is retried, and the next try delivers', async (t) => {
@@ -83,7 +83,7 @@ test('a broken STARTTLS handshake falls back to plaintext at once', async (t) =>
   });
   const w = await worldAt(t, remote.port);
   await w.send('broken tls');
-  const m = await sink.nth(1);
+  const m = await sink.nth(1).catch(async (err) => { t.log(JSON.stringify(await waitForItems(w.app, w.key, () => true, 'items'))); throw err; });
   t.false(m.secure);
   const [item] = await waitForItems(w.app, w.key, (items) => items[0]?.status === 'sent', 'sent');
   t.is(item.attempts, 1);
