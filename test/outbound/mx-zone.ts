@@ -61,7 +61,7 @@ export async function startMxZone(t: ExecutionContext) {
     server: `127.0.0.1:${port}`,
     queries,
     /** A resolver over this server, as the app builds it from MAILSTEAD_DNS_SERVERS. */
-    resolver(timeoutMs = 1000) { return createPromiseResolver([`127.0.0.1:${port}`], timeoutMs); },
+    resolver(timeoutMs = 3000) { return createPromiseResolver([`127.0.0.1:${port}`], timeoutMs); },
     a(name: string, address: string) { add(name, { type: 'A', address }); },
     aaaa(name: string, address: string) { add(name, { type: 'AAAA', address }); },
     mx(name: string, exchange: string, priority: number) { add(name, { type: 'MX', exchange, priority }); },
