@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { Counter, Gauge } from 'prom-client';
 import type { Core } from '../core.js';
 import { createBlobStore } from '../ingest/blobs.js';
+import { createIngestStore } from '../ingest/store.js';
 import type { Ingest, RecipientResolver } from '../ingest/types.js';
 import { cachedLookup, createPromiseResolver } from '../smtp/dns.js';
 import { srsBounceResolver } from './bounces.js';
@@ -10,6 +11,7 @@ import { createMtaSts } from './mta-sts.js';
 import { createSessionPool } from './pool.js';
 import { createPreparer } from './prepare.js';
 import { createRouter } from './route.js';
+import { outboundPruneJob } from './retention.js';
 import { outboundRoutes } from './routes.js';
 import { loadSrsSecret } from './secret.js';
 import { createOutboundService } from './service.js';
@@ -97,8 +99,12 @@ export function installOutbound(core: Core, deps: { srs: Srs; ingest: Ingest; re
   });
   const service = createOutboundService({ db, store, now: () => clock.now(), wake: () => worker.wake() });
   outboundRoutes({ registry: core.registry, outbound: service });
+  const prune = outboundPruneJob({ db, store, ingestStore: createIngestStore(), clock, logger });
+  core.cron.add(prune);
   return {
     store, service, worker,
+    /** Removes finished items older than the retention (the hourly cron job, callable by tests). */
+    prune: () => prune.run(),
     /** Starts delivering (items queued before a restart included). */
     start(): void { worker.start(); },
     /** Stops delivering: waits a little for transactions in flight, then cuts them (they are retried after the restart). */

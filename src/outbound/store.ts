@@ -104,6 +104,20 @@ export function createOutboundStore() {
     countByStatus: (db: Db) =>
       db.selectFrom('outbound').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('status').execute(),
 
+    /** Finished (sent or failed) items last changed before `cutoff`, oldest first. */
+    finishedBefore: (db: Db, cutoff: number, limit: number) =>
+      db.selectFrom('outbound').select(['id', 'inbound_id', 'message_ref']).where('status', '!=', 'queued').where('updated_at', '<', cutoff)
+        .orderBy('id').limit(limit).execute(),
+
+    /** Removes items, then the message bytes among `refs` that no item names any more. */
+    async remove(db: Db, ids: number[], refs: number[]) {
+      if (ids.length) await db.deleteFrom('outbound').where('id', 'in', jsonList(ids)).execute();
+      if (refs.length) {
+        await db.deleteFrom('outbound_messages').where('id', 'in', jsonList(refs))
+          .where((eb) => eb.not(eb.exists(eb.selectFrom('outbound').select('id').whereRef('outbound.message_ref', '=', 'outbound_messages.id')))).execute();
+      }
+    },
+
     /** The DKIM private key of a hosted domain, or null (none yet, or not hosted). */
     dkimKey: (db: Db, hostname: string) =>
       db.selectFrom('domains').select('dkim_private_key').where('hostname', '=', hostname).executeTakeFirst().then((r) => r?.dkim_private_key ?? null),
