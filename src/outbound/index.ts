@@ -31,6 +31,8 @@ export interface OutboundTesting {
   tlsCa?: string | Buffer;
   timeoutMs?: number;
   pollMs?: number;
+  /** How long an idle session is kept for reuse. */
+  idleMs?: number;
 }
 
 /** Connect, greeting and inactivity limit of a session to a remote MX. */
@@ -73,7 +75,7 @@ export function installOutbound(core: Core, deps: { srs: Srs; ingest: Ingest; re
   const store = createOutboundStore();
   const resolver = createPromiseResolver(config.dnsServers);
   const mtaSts = createMtaSts({ resolver, now: () => new Date(clock.now()), httpsPort: t.mtaStsPort, ca: t.mtaStsCa });
-  const pool = createSessionPool({ name: config.hostname, timeoutMs: t.timeoutMs ?? SESSION_TIMEOUT_MS, ca: t.tlsCa, perHost: PER_HOST, idleMs: IDLE_MS });
+  const pool = createSessionPool({ name: config.hostname, timeoutMs: t.timeoutMs ?? SESSION_TIMEOUT_MS, ca: t.tlsCa, perHost: PER_HOST, idleMs: t.idleMs ?? IDLE_MS });
   const route = createRouter({ resolver, mtaSts, port: config.outboundPort, allowPrivate: config.outboundAllowPrivate, own: ownAddresses(config.smtpHost) });
   const attempts = new Counter({
     name: 'mailstead_outbound_attempts_total', help: 'Outbound delivery tries by result (sent, deferred, failed)',

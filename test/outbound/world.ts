@@ -27,12 +27,14 @@ export type RcptAnswer = (rcpt: string) => string | null;
 export async function startSink(t: ExecutionContext, o: { answer?: RcptAnswer; tls?: { key: string; cert: string } | false } = {}) {
   const messages: SinkMessage[] = [];
   const rcptSeen: string[] = [];
+  let connections = 0;
   let answer: RcptAnswer = o.answer ?? (() => null);
   const tls = o.tls === false ? null : o.tls ?? (await certificate('mx.remote.test'));
   const server = new SMTPServer({
     authOptional: true, logger: false, banner: 'sink ready', size: 40 * 1024 * 1024,
     disabledCommands: tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
     ...(tls ? { key: tls.key, cert: tls.cert } : {}),
+    onConnect(_session, cb) { connections++; cb(); },
     onRcptTo(address, _session, cb) {
       rcptSeen.push(address.address);
       const reply = answer(address.address);
@@ -59,6 +61,8 @@ export async function startSink(t: ExecutionContext, o: { answer?: RcptAnswer; t
   t.teardown(() => new Promise<void>((r) => server.close(() => r())));
   return {
     port, messages, rcptSeen,
+    /** Connections opened to the sink so far. */
+    connections: () => connections,
     setAnswer(a: RcptAnswer) { answer = a; },
     /** Waits for the `n`th message (1-based) and returns it. */
     async nth(n: number, timeoutMs = 45_000): Promise<SinkMessage> {
