@@ -13,7 +13,8 @@ const CHUNK = 500;
 /**
  * The hourly prune of the outbound queue: finished items older than 30 days go, with their own
  * message bytes, and the inbound messages only they still held (their raw files are left to
- * ingest's orphan sweep, as a transaction that removes rows must not remove files).
+ * ingest's orphan sweep, as a transaction that removes rows must not remove files), and message
+ * bytes whose items went with a deleted tenant.
  */
 export function outboundPruneJob(deps: { db: Db; store: OutboundStore; ingestStore: IngestStore; clock: Clock; logger: Logger }): CronJob {
   return {
@@ -21,6 +22,7 @@ export function outboundPruneJob(deps: { db: Db; store: OutboundStore; ingestSto
     schedule: '41 * * * *',
     async run() {
       const cutoff = deps.clock.now() - FINISHED_RETENTION_MS;
+      await deps.store.removeOrphanMessages(deps.db);
       for (let round = 0; round < 1000; round++) {
         const rows = await deps.store.finishedBefore(deps.db, cutoff, CHUNK);
         if (rows.length === 0) return;

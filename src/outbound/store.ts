@@ -118,6 +118,11 @@ export function createOutboundStore() {
       }
     },
 
+    /** Removes message bytes no item names (their items went with a deleted tenant). */
+    removeOrphanMessages: (db: Db) =>
+      db.deleteFrom('outbound_messages')
+        .where((eb) => eb.not(eb.exists(eb.selectFrom('outbound').select('id').whereRef('outbound.message_ref', '=', 'outbound_messages.id')))).execute(),
+
     /** The DKIM private key of a hosted domain, or null (none yet, or not hosted). */
     dkimKey: (db: Db, hostname: string) =>
       db.selectFrom('domains').select('dkim_private_key').where('hostname', '=', hostname).executeTakeFirst().then((r) => r?.dkim_private_key ?? null),

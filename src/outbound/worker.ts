@@ -93,7 +93,7 @@ export function createOutboundWorker(deps: {
         for (const g of groupItems(rows).slice(0, free)) {
           for (const i of g.items) busy.add(i.id);
           const p: Promise<void> = runGroup(g)
-            .catch((err) => logger.error({ err, items: g.items.map((i) => i.id) }, 'outbound delivery failed unexpectedly; the items stay queued'))
+            .catch((err) => deferAfterFault(g, err))
             .finally(() => {
               for (const i of g.items) busy.delete(i.id);
               inflight.delete(p);
@@ -108,6 +108,20 @@ export function createOutboundWorker(deps: {
       ticking = false;
     }
     if (again) { again = false; schedule(0); } else schedule(deps.pollMs);
+  }
+
+  /**
+   * A fault of ours (a database or file error, a message that cannot be rendered) counts as a
+   * temporary failure, so the items wait for their next delay instead of being picked up again at once.
+   */
+  async function deferAfterFault(g: Group, err: unknown): Promise<void> {
+    logger.error({ err, items: g.items.map((i) => i.id) }, 'outbound delivery failed unexpectedly; the items are retried later');
+    const response = `451 4.3.0 local error: ${String((err as Error)?.message ?? err).slice(0, 200)}`;
+    try {
+      await apply(g.items, { results: g.items.map((i) => ({ rcpt: i.rcpt_to, outcome: 'temporary', response })) }, null, { counted: true, dsn: true });
+    } catch (again) {
+      logger.error({ err: again }, 'recording an outbound fault failed');
+    }
   }
 
   async function runGroup(g: Group): Promise<void> {

@@ -46,6 +46,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`CREATE INDEX outbound_due ON outbound(next_attempt_at) WHERE status = 'queued'`.execute(db);
   await sql`CREATE INDEX outbound_tenant ON outbound(tenant_id, id)`.execute(db);
   await sql`CREATE INDEX outbound_inbound ON outbound(inbound_id) WHERE inbound_id IS NOT NULL`.execute(db);
+  await sql`CREATE INDEX outbound_message_ref ON outbound(message_ref) WHERE message_ref IS NOT NULL`.execute(db);
 
   const forwards = await db.selectFrom('forwards').innerJoin('inbound', 'inbound.id', 'forwards.inbound_id')
     .select(['forwards.tenant_id', 'forwards.inbound_id', 'forwards.mail_from', 'forwards.address', 'forwards.created_at', 'inbound.targets', 'inbound.message', 'inbound.kind'])
