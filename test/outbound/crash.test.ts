@@ -19,6 +19,7 @@ function client(server: ServerProcess, key: string) {
 }
 
 test('SIGKILL with forwards queued and one mid-DATA: after a restart every one of them is delivered', async (t) => {
+  const started = Date.now();
   const zone = await startMxZone(t);
   zone.mx(REMOTE_DOMAIN, REMOTE_MX, 10);
   zone.a(REMOTE_MX, '127.0.0.1');
@@ -49,21 +50,22 @@ test('SIGKILL with forwards queued and one mid-DATA: after a restart every one o
   const alias = await api('POST', '/v1/create/alias', { Domain: ALIAS_DOMAIN, Params: { address: `fwd@${ALIAS_DOMAIN}`, goto: [`dest@${REMOTE_DOMAIN}`] } });
   await waitFor(async () => (await api('GET', `/v1/get/alias?task_id=${alias.body.task_id}`)).body.status === 'completed', 'alias', 30_000);
 
-  t.log('provisioned');
+  t.log('provisioned', Date.now() - started);
   const subjects = ['crash one', 'crash two', 'crash three'];
   for (const s of subjects) await sendMail(server.smtpPort, { from: `ann@${REMOTE_DOMAIN}`, to: [`fwd@${ALIAS_DOMAIN}`] }, message(`ann@${REMOTE_DOMAIN}`, `fwd@${ALIAS_DOMAIN}`, s));
   await waitFor(async () => (await api('GET', '/v1/outbound')).body.data.length === 3, 'three queued items', 30_000);
-  t.log('queued');
+  t.log('queued', Date.now() - started);
   await waitFor(() => held.some((c) => c.includes('Subject: crash')), 'a message held mid-DATA', 30_000);
 
-  t.log('killing');
+  t.log('killing', Date.now() - started);
   server.child.kill('SIGKILL');
   await server.exited;
   hold = false;
   server = await startServerProcess(dataDir, env);
   api = client(server, key);
-  t.log('restarted');
+  t.log('restarted', Date.now() - started);
   await waitFor(() => sink.messages.length >= 3, 'the three forwards delivered after the restart', 30_000);
+  t.log('delivered', Date.now() - started);
   const got = sink.messages.map((m) => /Subject: (crash \w+)/.exec(m.raw.toString('latin1'))?.[1]).sort();
   t.deepEqual(got, [...subjects].sort());
   const items = await waitFor(async () => {

@@ -56,7 +56,7 @@ test('a connection dropped in the middle of DATA is retried, and the next try de
       return '250 ok\r\n';
     }, () => s.destroy());
   });
-  const w = await worldAt(t, remote.port);
+  const w = await worldAt(t, remote.port, { timeoutMs: 10_000 });
   await w.send('dropped');
   const m = await sink.nth(1);
   t.deepEqual(m.to, [`dest@${REMOTE_DOMAIN}`]);
@@ -81,7 +81,7 @@ test('a broken STARTTLS handshake falls back to plaintext at once', async (t) =>
       up.write(d);
     });
   });
-  const w = await worldAt(t, remote.port);
+  const w = await worldAt(t, remote.port, { timeoutMs: 10_000 });
   await w.send('broken tls');
   const m = await sink.nth(1).catch(async (err) => { t.log(JSON.stringify(await waitForItems(w.app, w.key, () => true, 'items'))); throw err; });
   t.false(m.secure);

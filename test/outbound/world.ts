@@ -31,7 +31,7 @@ export async function startSink(t: ExecutionContext, o: { answer?: RcptAnswer; t
   let answer: RcptAnswer = o.answer ?? (() => null);
   const tls = o.tls === false ? null : o.tls ?? (await certificate('mx.remote.test'));
   const server = new SMTPServer({
-    authOptional: true, logger: false, banner: 'sink ready', size: 40 * 1024 * 1024,
+    authOptional: true, logger: false, banner: 'sink ready', size: 40 * 1024 * 1024, closeTimeout: 200,
     disabledCommands: tls ? ['AUTH'] : ['AUTH', 'STARTTLS'],
     ...(tls ? { key: tls.key, cert: tls.cert } : {}),
     onConnect(_session, cb) { connections++; cb(); },
