@@ -18,7 +18,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { Worker } from 'node:worker_threads';
@@ -213,6 +213,8 @@ async function postfix(sink: Sink) {
 }
 
 async function main() {
+  // The host is shared: its load average says how far rates can be trusted (CPU per message less affected).
+  const loadBefore = loadavg()[0];
   const dns = await startDns();
   const sink = await startSink();
   try {
@@ -223,6 +225,7 @@ async function main() {
       bench: 'forward', connections: CONNECTIONS, seconds: SECONDS, warmup: WARMUP, message_bytes: message('x', 0).length,
       mailstead: ours && { ...ours, copies_with_arc_and_dkim: signedBy.signed, copies_with_srs_sender: signedBy.srs },
       postfix: theirs,
+      load_average_1m: { before: round(loadBefore), after: round(loadavg()[0]) },
     }));
   } finally {
     await sink.close();

@@ -90,6 +90,8 @@ export function createOutboundWorker(deps: {
       const free = deps.concurrency - inflight.size;
       if (free > 0) {
         const rows = await store.due(db, clock.now(), CLAIM_LIMIT, [...busy]);
+        // A stop that came while the queue was read starts nothing new (the database is about to close).
+        if (stopped) return;
         for (const g of groupItems(rows).slice(0, free)) {
           for (const i of g.items) busy.add(i.id);
           const p: Promise<void> = runGroup(g)
