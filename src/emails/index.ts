@@ -5,6 +5,7 @@ import type { RecipientResolver } from '../ingest/types.js';
 import type { Mailboxes } from '../mailboxes/index.js';
 import { createEventRecorder, type EventRecorder } from '../webhooks/events.js';
 import { createEmailFiles } from './files.js';
+import { folderStore } from './folder-store.js';
 import { createLinkSigner, installSecret, linkKey } from './links.js';
 import { createMarkers } from './markers.js';
 import { emailRoutes } from './routes.js';
@@ -47,6 +48,7 @@ export function installEmails(core: Core, deps: { resolve: RecipientResolver; ev
       await store.tombstone(trx, part, now, () => markers.next());
     }
     await ingestStore.dropReservations(trx, mailboxIds);
+    await folderStore.removeOfMailboxes(trx, mailboxIds);
     // Raw files of dropped rows are left to the orphan sweep: this transaction may still roll back.
     await ingestStore.dropUnreferenced(trx, [...inboundIds]);
   }
