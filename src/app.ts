@@ -21,6 +21,7 @@ import { taskCronJobs } from './tasks/cron.js';
 import { createTaskQueue } from './tasks/queue.js';
 import { createTenantService } from './tenants/service.js';
 import { createTenantStore } from './tenants/store.js';
+import { createCertificateSource } from './tls/index.js';
 import { installWebhooks } from './webhooks/index.js';
 
 const HTTP_DRAIN_MS = 8_000;
@@ -65,6 +66,8 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const registry = createRouteRegistry({ tenants, config, clock, durable: database.durable });
   const metrics = createMetrics();
   const core: Core = { config, clock, logger, db, queue, cron, registry, tenants, metrics, durable: database.durable, changes: database.changes };
+  // The one certificate of every TLS listener (SMTP STARTTLS, IMAP, submission); SIGHUP reloads it.
+  const tls = await createCertificateSource({ config, logger });
 
   // Capabilities, in dependency order; each install returns what later ones build on.
   const domains = installDomains(core);
@@ -72,7 +75,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const aliases = installAliases(core, { mailboxes });
   const webhooks = installWebhooks(core);                    // -> webhooks.events (EventRecorder)
   const emails = installEmails(core, { resolve: aliases.resolve, events: webhooks.events, mailboxes }); // -> emails.ingest (Ingest)
-  const smtp = installSmtp(core, { resolve: aliases.resolve, ingest: emails.ingest }, { parserThreads });
+  const smtp = installSmtp(core, { resolve: aliases.resolve, ingest: emails.ingest, tls }, { parserThreads });
   const dns = installDns(core, { domains });
 
   const lifecycle = { draining: false };
@@ -89,6 +92,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
     webhooks,
     emails,
     smtp,
+    tls,
 
     /** Starts the worker, the listeners and cron; resolves with the real ports. */
     async start(): Promise<{ httpPort: number; smtpPort: number }> {
@@ -116,6 +120,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
       await emails.stop();
       await smtp.stopParsers();
       await queue.stop();
+      tls.close();
       await database.close();
     },
   };

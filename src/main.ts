@@ -38,8 +38,9 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  // SIGHUP: re-read the STARTTLS certificate (after a renewal) without dropping sessions.
-  process.on('SIGHUP', () => { app.smtp.reloadTls(); });
+  // SIGHUP: re-read MAILSTEAD_TLS_CERT/KEY (after a renewal) for every TLS listener without dropping
+  // sessions; a failure is logged by the source, which keeps the previous pair.
+  process.on('SIGHUP', () => { app.tls.reloadFiles().catch(() => undefined); });
 }
 
 main().catch((err) => {
