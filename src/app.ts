@@ -53,6 +53,9 @@ export interface AppOptions {
  * parts with `start` (listen, work, tick) and `stop` (graceful, in dependency order).
  */
 export async function createApp({ config, clock = systemClock, logger = createLogger(config.logLevel), parserThreads }: AppOptions) {
+  // The one certificate of every TLS listener (SMTP STARTTLS, IMAP, submission); SIGHUP reloads it.
+  // First, so unusable certificate files stop the start before anything is opened.
+  const tls = await createCertificateSource({ config, logger });
   // The server's writers never checkpoint inside a commit (an SMTP 250 would wait for it): a thread does.
   const database = await openDatabase(config.dataDir, {
     checkpoints: 'background',
@@ -66,8 +69,6 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const registry = createRouteRegistry({ tenants, config, clock, durable: database.durable });
   const metrics = createMetrics();
   const core: Core = { config, clock, logger, db, queue, cron, registry, tenants, metrics, durable: database.durable, changes: database.changes };
-  // The one certificate of every TLS listener (SMTP STARTTLS, IMAP, submission); SIGHUP reloads it.
-  const tls = await createCertificateSource({ config, logger });
 
   // Capabilities, in dependency order; each install returns what later ones build on.
   const domains = installDomains(core);
