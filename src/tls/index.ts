@@ -40,10 +40,22 @@ export interface CertificateSource {
 
 const RENEWAL_CHECK_MS = 24 * 3600 * 1000;
 
+/** What the source is built from; `now` and `renewalCheckMs` exist for tests of the renewal. */
+export interface CertificateSourceOptions {
+  config: Config;
+  logger: Logger;
+  /** Wall-clock time for validity dates (default Date.now: certificates meet real clients' clocks). */
+  now?: () => number;
+  /** How often the self-signed certificate's end is looked at (default daily). */
+  renewalCheckMs?: number;
+}
+
 /** Builds the source; the first pair is in force when the promise resolves. */
-export async function createCertificateSource(opts: { config: Config; logger: Logger }): Promise<CertificateSource> {
+export async function createCertificateSource(opts: CertificateSourceOptions): Promise<CertificateSource> {
   const { config, logger } = opts;
+  const now = opts.now ?? Date.now;
   let renewal: NodeJS.Timeout | null = null;
+  let renewing = false;
   let swappable;
 
   if (filesConfigured(config)) {
@@ -53,22 +65,26 @@ export async function createCertificateSource(opts: { config: Config; logger: Lo
   } else {
     // ACME goes here when MAILSTEAD_ACME_EMAIL is set: start from the self-signed pair below (it
     // serves until the first order completes) and let the ACME client call install(pair, 'acme').
-    const selfSigned = await loadOrCreateSelfSigned(config.dataDir, config.hostname, Date.now());
+    const selfSigned = await loadOrCreateSelfSigned(config.dataDir, config.hostname, now());
     swappable = createSwappableCertificate(selfSigned.pair, 'self-signed', logger);
     logger.info({ tls_source: 'self-signed', created: selfSigned.created, reason: selfSigned.why, ...summarize(validatePair(selfSigned.pair).leaf) }, 'tls certificate self-signed');
-    renewal = setInterval(() => void renewSelfSigned(), RENEWAL_CHECK_MS);
+    renewal = setInterval(() => void renewSelfSigned(), opts.renewalCheckMs ?? RENEWAL_CHECK_MS);
     renewal.unref();
   }
   const holder = swappable;
 
   /** Replaces the self-signed pair when it nears its end, unless another source has taken over. */
   async function renewSelfSigned(): Promise<void> {
-    if (holder.current().source !== 'self-signed') return;
+    // A check still generating (RSA keys take a moment) is not overtaken by the next one.
+    if (renewing || holder.current().source !== 'self-signed') return;
+    renewing = true;
     try {
-      const next = await loadOrCreateSelfSigned(config.dataDir, config.hostname, Date.now());
+      const next = await loadOrCreateSelfSigned(config.dataDir, config.hostname, now());
       if (next.created) holder.install(next.pair, 'self-signed');
     } catch (err) {
       logger.error({ err }, 'self-signed certificate renewal failed; keeping the current one');
+    } finally {
+      renewing = false;
     }
   }
 

@@ -1,11 +1,14 @@
 import { X509Certificate } from 'node:crypto';
 import { once } from 'node:events';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { connect, createServer } from 'node:tls';
 import test from 'ava';
 import { loadConfig } from '../../src/config.js';
 import { createLogger } from '../../src/logger.js';
 import { createCertificateSource } from '../../src/tls/index.js';
+import { generateSelfSigned, SELF_SIGNED_DAYS } from '../../src/tls/self-signed.js';
 import { tempDir, TEST_ENV } from '../helpers/app.js';
 import { certificate } from '../helpers/smtp.js';
 
@@ -66,4 +69,48 @@ test('onSwap listeners hear every swap until they unregister; a refused pair rea
   tls.install({ key: Buffer.from(b.key), cert: Buffer.from(b.cert) }, 'files');
   t.deepEqual(heard, ['CN=a.mailstead.test']);
   t.is(new X509Certificate(tls.current().cert).subject, 'CN=b.mailstead.test');
+});
+
+test('a running process renews its self-signed certificate when it comes within 30 days of its end', async (t) => {
+  const DAY_MS = 24 * 3600 * 1000;
+  const dataDir = tempDir(t);
+  mkdirSync(join(dataDir, 'tls'), { recursive: true });
+  const ageing = await generateSelfSigned('mx.mailstead.test', Date.now() - (SELF_SIGNED_DAYS - 40) * DAY_MS);
+  writeFileSync(join(dataDir, 'tls', 'self-signed.key'), ageing.key, { mode: 0o600 });
+  writeFileSync(join(dataDir, 'tls', 'self-signed.crt'), ageing.cert);
+  let now = Date.now();
+  const config = loadConfig({ ...TEST_ENV, MAILSTEAD_DATA_DIR: dataDir });
+  const tls = await createCertificateSource({ config, logger: createLogger('silent'), now: () => now, renewalCheckMs: 50 });
+  t.teardown(() => tls.close());
+  t.true(tls.current().cert.equals(ageing.cert), '40 days left: kept at start');
+  const swaps: string[] = [];
+  tls.onSwap(({ cert }) => swaps.push(new X509Certificate(cert).fingerprint256));
+
+  now += 15 * DAY_MS; // 25 days left
+  const deadline = Date.now() + 20_000;
+  while (swaps.length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+  t.is(swaps.length, 1);
+  t.is(tls.current().source, 'self-signed');
+  const renewed = new X509Certificate(tls.current().cert);
+  t.is(renewed.fingerprint256, swaps[0]);
+  t.is(renewed.subjectAltName, 'DNS:mx.mailstead.test');
+  t.true(new Date(renewed.validTo).getTime() > now + 800 * DAY_MS);
+  t.is(new X509Certificate(readFileSync(join(dataDir, 'tls', 'self-signed.crt'))).fingerprint256, renewed.fingerprint256, 'stored for the next start');
+});
+
+test('the renewal check leaves a certificate installed from files or ACME alone', async (t) => {
+  const dataDir = tempDir(t);
+  let now = Date.now();
+  const config = loadConfig({ ...TEST_ENV, MAILSTEAD_DATA_DIR: dataDir });
+  const tls = await createCertificateSource({ config, logger: createLogger('silent'), now: () => now, renewalCheckMs: 20 });
+  t.teardown(() => tls.close());
+  const stored = readFileSync(join(dataDir, 'tls', 'self-signed.crt'));
+  const acme = await certificate('mx.mailstead.test');
+  tls.install({ key: Buffer.from(acme.key), cert: Buffer.from(acme.cert) }, 'acme');
+  now += 900 * 24 * 3600 * 1000; // the stored self-signed certificate has run out
+  // Absence can only be shown by waiting: 25 check periods.
+  await new Promise((r) => setTimeout(r, 500));
+  t.is(tls.current().source, 'acme');
+  t.true(tls.current().cert.equals(Buffer.from(acme.cert)));
+  t.true(readFileSync(join(dataDir, 'tls', 'self-signed.crt')).equals(stored));
 });
