@@ -2,7 +2,9 @@ import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
+import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { startTestApp, tempDir } from '../helpers/app.js';
+import { provision, sendOn, waitForEmails } from '../helpers/smtp.js';
 import { generateSelfSigned, SELF_SIGNED_DAYS } from '../../src/tls/self-signed.js';
 import { fingerprintNow } from './starttls.js';
 
@@ -80,4 +82,30 @@ test('a stored certificate that ends within 30 days is replaced at start; one wi
   const again = await startTestApp(t, { dataDir });
   t.is(storedCertificate(dataDir).fingerprint256, new X509Certificate(aged.cert).fingerprint256);
   t.is(await fingerprintNow(again.smtpPort), new X509Certificate(aged.cert).fingerprint256);
+});
+
+test('a client that trusts the stored certificate verifies it fully (chain and hostname) and delivers over STARTTLS', async (t) => {
+  const app = await startTestApp(t);
+  const { key } = await provision(app, 'pinned.test', ['box']);
+  const ca = readFileSync(join(app.dataDir, 'tls', 'self-signed.crt'));
+  const connect = (servername: string) => {
+    const connection = new SMTPConnection({
+      host: '127.0.0.1', port: app.smtpPort, secure: false, requireTLS: true, name: 'client.example',
+      tls: { ca, servername, rejectUnauthorized: true }, connectionTimeout: 10_000, greetingTimeout: 10_000, socketTimeout: 30_000,
+    });
+    return new Promise<SMTPConnection>((resolve, reject) => {
+      // A refused handshake arrives as an 'error' event, not through the connect callback.
+      connection.once('error', reject);
+      connection.connect(() => { connection.off('error', reject); connection.on('error', () => undefined); resolve(connection); });
+    });
+  };
+  const connection = await connect('mx.mailstead.test');
+  t.teardown(() => connection.close());
+  const res = await sendOn(connection, { from: 'x@example.org', to: ['box@pinned.test'] }, 'From: x@example.org\r\nSubject: pinned\r\nMessage-ID: <pinned-1@example.org>\r\n\r\nverified\r\n');
+  t.regex(res.response, /^250 /);
+  const [item] = await waitForEmails(app, key, 1);
+  const e = (await app.get(`/v1/emails/${item.id}`, key)).body.data;
+  t.regex(e.headers.received, /with ESMTPS/);
+  // The same trust for another name fails: the certificate names MAILSTEAD_HOSTNAME only.
+  await t.throwsAsync(connect('other.mailstead.test'), { message: /altnames|hostname|Host/i });
 });
