@@ -2,7 +2,7 @@ import type { SecureContext, Server, TlsOptions } from 'node:tls';
 import type { Config } from '../config.js';
 import type { Logger } from '../logger.js';
 import { filesConfigured, readPairFiles } from './files.js';
-import { summarize, validatePair } from './pair.js';
+import { leafCertificate, summarize } from './pair.js';
 import { loadOrCreateSelfSigned } from './self-signed.js';
 import { createSwappableCertificate, type CertificateOrigin } from './source.js';
 
@@ -61,13 +61,13 @@ export async function createCertificateSource(opts: CertificateSourceOptions): P
   if (filesConfigured(config)) {
     const pair = await readPairFiles(config);
     swappable = createSwappableCertificate(pair, 'files', logger);
-    logger.info({ tls_source: 'files', ...summarize(validatePair(pair).leaf) }, 'tls certificate from MAILSTEAD_TLS_CERT');
+    logger.info({ tls_source: 'files', ...summarize(leafCertificate(pair.cert)) }, 'tls certificate from MAILSTEAD_TLS_CERT');
   } else {
     // ACME goes here when MAILSTEAD_ACME_EMAIL is set: start from the self-signed pair below (it
     // serves until the first order completes) and let the ACME client call install(pair, 'acme').
     const selfSigned = await loadOrCreateSelfSigned(config.dataDir, config.hostname, now());
     swappable = createSwappableCertificate(selfSigned.pair, 'self-signed', logger);
-    logger.info({ tls_source: 'self-signed', created: selfSigned.created, reason: selfSigned.why, ...summarize(validatePair(selfSigned.pair).leaf) }, 'tls certificate self-signed');
+    logger.info({ tls_source: 'self-signed', created: selfSigned.created, reason: selfSigned.why, ...summarize(leafCertificate(selfSigned.pair.cert)) }, 'tls certificate self-signed');
     renewal = setInterval(() => void renewSelfSigned(), opts.renewalCheckMs ?? RENEWAL_CHECK_MS);
     renewal.unref();
   }
