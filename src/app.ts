@@ -11,6 +11,7 @@ import { installDomains } from './domains/index.js';
 import { installMailboxes } from './mailboxes/index.js';
 import { installAliases } from './aliases/index.js';
 import { installEmails } from './emails/index.js';
+import { installImap } from './imap/index.js';
 import { answerClientError } from './http/client-error.js';
 import { createRouteRegistry } from './http/registry.js';
 import { createHttpApp } from './http/server.js';
@@ -78,6 +79,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const emails = installEmails(core, { resolve: aliases.resolve, events: webhooks.events, mailboxes }); // -> emails.ingest (Ingest)
   const smtp = installSmtp(core, { resolve: aliases.resolve, ingest: emails.ingest, tls }, { parserThreads });
   const dns = installDns(core, { domains });
+  const imap = installImap(core, { emails, tls });
 
   const lifecycle = { draining: false };
   const http = createHttpApp({ registry, logger, publicUrl: config.publicUrl, metrics, lifecycle });
@@ -94,9 +96,10 @@ export async function createApp({ config, clock = systemClock, logger = createLo
     emails,
     smtp,
     tls,
+    imap,
 
     /** Starts the worker, the listeners and cron; resolves with the real ports. */
-    async start(): Promise<{ httpPort: number; smtpPort: number }> {
+    async start(): Promise<{ httpPort: number; smtpPort: number; imapPort: number | null; imapStarttlsPort: number | null }> {
       await queue.start();
       await webhooks.start();
       await emails.start();
@@ -108,8 +111,9 @@ export async function createApp({ config, clock = systemClock, logger = createLo
       server.on('clientError', answerClientError);
       const httpPort = (server.address() as AddressInfo).port;
       const smtpPort = await smtp.listen();
+      const { imapPort, imapStarttlsPort } = await imap.listen();
       cron.start();
-      return { httpPort, smtpPort };
+      return { httpPort, smtpPort, imapPort, imapStarttlsPort };
     },
 
     /** Stops accepting, lets in-flight HTTP requests, SMTP sessions and tasks finish, closes the database. */
@@ -117,7 +121,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
       await cron.stop();
       lifecycle.draining = true;
       const httpClosed = server ? closeHttp(server) : Promise.resolve();
-      await Promise.all([httpClosed, smtp.close(), webhooks.stop()]);
+      await Promise.all([httpClosed, smtp.close(), imap.close(), webhooks.stop()]);
       await emails.stop();
       await smtp.stopParsers();
       await queue.stop();

@@ -60,6 +60,8 @@ export function installEmails(core: Core, deps: { resolve: RecipientResolver; ev
     service,
     files,
     store,
+    /** Update markers of this thread's writes (IMAP flags, moves and copies take theirs here). */
+    markers,
     /** Removes stored mail of mailboxes (registered as a mailbox-deletion hook when mailboxes are given). */
     purgeMailboxes,
     /** Starts the ingest worker and its storage thread (resuming what a previous run left queued). */
