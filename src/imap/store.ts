@@ -43,7 +43,8 @@ async function store(s: Session, tag: string, p: Parser, uid: boolean): Promise<
     }, false);
     p.sp();
   }
-  const op = p.word();
+  const sign = p.take('+') ? '+' : p.take('-') ? '-' : '';
+  const op = sign + p.word();
   const m = /^([+-]?)FLAGS(\.SILENT)?$/.exec(op);
   if (!m) throw new ImapBad('FLAGS, +FLAGS or -FLAGS expected');
   p.sp();
