@@ -111,7 +111,8 @@ async function fetch(s: Session, tag: string, p: Parser, uid: boolean): Promise<
     const present = new Set(v.entries.map((e) => e.uid));
     const top = Math.min(v.folder.uidnext - 1, v.maxUid + 1_000_000);
     const gone: number[] = [];
-    for (let u = 1; u <= top && gone.length < 100_000; u++) if (!present.has(u) && inSet(set, u, v.maxUid)) gone.push(u);
+    // `*` stands for the highest UID ever given here (UIDNEXT - 1): expunged UIDs above the live ones count too.
+    for (let u = 1; u <= top && gone.length < 100_000; u++) if (!present.has(u) && inSet(set, u, v.folder.uidnext - 1)) gone.push(u);
     if (gone.length) s.send(`* VANISHED (EARLIER) ${formatSet(gone)}`);
   }
   const needRaw = items.some((i) => ['RFC822.SIZE', 'ENVELOPE', 'BODY', 'BODYSTRUCTURE', 'section', 'binary'].includes(i.kind));
