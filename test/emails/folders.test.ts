@@ -1,5 +1,9 @@
+import { join } from 'node:path';
 import test from 'ava';
-import { startTestApp } from '../helpers/app.js';
+import Database from 'better-sqlite3';
+import { Kysely, Migrator, SqliteDialect, sql } from 'kysely';
+import { migrations } from '../../src/db/migrations/index.js';
+import { startTestApp, tempDir } from '../helpers/app.js';
 import { deliver, makeInbox, waitForEmails } from '../helpers/emails.js';
 
 test('a new mailbox has the five folders; delivered mail lands in INBOX with rising UIDs and shows folder and flags', async (t) => {
@@ -31,4 +35,31 @@ test('a new mailbox has the five folders; delivered mail lands in INBOX with ris
 
   const sync = await app.get('/v1/emails/sync?since=2000-01-01T00:00:00Z', box.key);
   t.true(sync.body.data.every((x: any) => x.folder === 'INBOX'));
+});
+
+test('migration 010 puts existing mail in INBOX with UIDs in arrival order and gives existing mailboxes their folders', async (t) => {
+  const dataDir = tempDir(t);
+  const first = await startTestApp(t, { dataDir });
+  const box = await makeInbox(first);
+  await deliver(first, box.key, box.address);
+  await deliver(first, box.key, box.address);
+  await waitForEmails(first, box.key, 2);
+  await first.stop();
+  // Back to the schema before folders, with the mail and mailbox still there.
+  const sqlite = new Database(join(dataDir, 'mailstead.db'));
+  const db = new Kysely<any>({ dialect: new SqliteDialect({ database: sqlite }) });
+  const down = await new Migrator({ db, provider: { getMigrations: async () => migrations } }).migrateTo('008_journal_state');
+  t.falsy(down.error);
+  t.false((await sql<{ name: string }>`SELECT name FROM pragma_table_info('emails')`.execute(db)).rows.some((r) => r.name === 'uid'));
+  await db.destroy();
+
+  const again = await startTestApp(t, { dataDir });
+  const rows = await again.app.db.selectFrom('emails').select(['uid', 'folder']).where('mailbox_id', '=', box.mailboxId).orderBy('id').execute();
+  t.deepEqual(rows, [{ uid: 1, folder: 'INBOX' }, { uid: 2, folder: 'INBOX' }]);
+  const folders = await again.app.db.selectFrom('folders').select(['name', 'uidnext']).where('mailbox_id', '=', box.mailboxId).orderBy('id').execute();
+  t.deepEqual(folders, [{ name: 'INBOX', uidnext: 3 }, { name: 'Sent', uidnext: 1 }, { name: 'Drafts', uidnext: 1 }, { name: 'Trash', uidnext: 1 }, { name: 'Junk', uidnext: 1 }]);
+  await deliver(again, box.key, box.address);
+  await waitForEmails(again, box.key, 3);
+  const next = await again.app.db.selectFrom('emails').select('uid').where('mailbox_id', '=', box.mailboxId).orderBy('id', 'desc').executeTakeFirstOrThrow();
+  t.is(next.uid, 3, 'new mail continues the numbering');
 });
