@@ -17,7 +17,7 @@ const dnsServers = await quietDns();
 /** The environment of a benchmark server on `dataDir`. */
 export const benchEnv = (dataDir: string): Record<string, string> => ({
   MAILSTEAD_DATA_DIR: dataDir, MAILSTEAD_HTTP_HOST: '127.0.0.1', MAILSTEAD_HTTP_PORT: '0', MAILSTEAD_SMTP_HOST: '127.0.0.1',
-  MAILSTEAD_SMTP_PORT: '0', MAILSTEAD_LOG_LEVEL: 'info', MAILSTEAD_RATE_LIMIT: '0', MAILSTEAD_INBOUND_RATE_LIMIT: '0',
+  MAILSTEAD_SMTP_PORT: '0', MAILSTEAD_IMAP_PORT: '0', MAILSTEAD_IMAP_STARTTLS_PORT: '0', MAILSTEAD_LOG_LEVEL: 'info', MAILSTEAD_RATE_LIMIT: '0', MAILSTEAD_INBOUND_RATE_LIMIT: '0',
   MAILSTEAD_HOSTNAME: 'bench.mailstead.test', MAILSTEAD_DNS_SERVERS: dnsServers,
 });
 

@@ -34,7 +34,7 @@ test('an accepted inbound email becomes visible in list and get', async (t) => {
   const list = await app.get('/v1/emails', box.key);
   t.is(list.status, 200);
   t.is(list.body.status, 'success');
-  t.deepEqual(Object.keys(list.body.data[0]).sort(), ['from_email', 'from_name', 'has_attachments', 'id', 'is_read', 'mailbox_id', 'received_at', 'size', 'snippet', 'subject', 'to_email'].sort());
+  t.deepEqual(Object.keys(list.body.data[0]).sort(), ['folder', 'from_email', 'from_name', 'has_attachments', 'id', 'is_read', 'mailbox_id', 'received_at', 'size', 'snippet', 'subject', 'to_email'].sort());
   t.deepEqual(list.body.meta, { next_cursor: null, prev_cursor: null, per_page: 25 });
 });
 
