@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { installAcme, type AcmeTestOptions } from './acme/index.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Core } from './core.js';
@@ -22,6 +23,7 @@ import { createTaskQueue } from './tasks/queue.js';
 import { createTenantService } from './tenants/service.js';
 import { createTenantStore } from './tenants/store.js';
 import { createCertificateSource } from './tls/index.js';
+import { registerCertificateMetrics } from './tls/metrics.js';
 import { installWebhooks } from './webhooks/index.js';
 
 const HTTP_DRAIN_MS = 8_000;
@@ -46,16 +48,20 @@ export interface AppOptions {
   logger?: Logger;
   /** Parser threads for SMTP mail (default: smtp/index.ts decides, none when run from the sources). */
   parserThreads?: number;
+  /** Test-only ACME knobs: the directory's CA (Pebble's), a clock, a faster policy. */
+  acme?: AcmeTestOptions;
 }
 
 /**
  * The composition root: opens the database, builds every capability once, and returns the running
  * parts with `start` (listen, work, tick) and `stop` (graceful, in dependency order).
  */
-export async function createApp({ config, clock = systemClock, logger = createLogger(config.logLevel), parserThreads }: AppOptions) {
+export async function createApp({ config, clock = systemClock, logger = createLogger(config.logLevel), parserThreads, acme: acmeTest }: AppOptions) {
   // The one certificate of every TLS listener (SMTP STARTTLS, IMAP, submission); SIGHUP reloads it.
   // First, so unusable certificate files stop the start before anything is opened.
   const tls = await createCertificateSource({ config, logger });
+  // ACME's stored certificate replaces the self-signed one here, before any listener opens.
+  const acme = await installAcme({ config, logger, clock, tls, test: acmeTest });
   // The server's writers never checkpoint inside a commit (an SMTP 250 would wait for it): a thread does.
   const database = await openDatabase(config.dataDir, {
     checkpoints: 'background',
@@ -68,6 +74,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const tenants = createTenantService({ db, store: createTenantStore(), clock, cooldownSeconds: config.cooldownSeconds });
   const registry = createRouteRegistry({ tenants, config, clock, durable: database.durable });
   const metrics = createMetrics();
+  registerCertificateMetrics(metrics.registry, tls, acmeTest?.clock ?? clock);
   const core: Core = { config, clock, logger, db, queue, cron, registry, tenants, metrics, durable: database.durable, changes: database.changes };
 
   // Capabilities, in dependency order; each install returns what later ones build on.
@@ -80,7 +87,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const dns = installDns(core, { domains });
 
   const lifecycle = { draining: false };
-  const http = createHttpApp({ registry, logger, publicUrl: config.publicUrl, metrics, lifecycle });
+  const http = createHttpApp({ registry, logger, publicUrl: config.publicUrl, metrics, lifecycle, wellKnown: [acme.challenges.middleware] });
   let server: Server | null = null;
 
   return {
@@ -94,6 +101,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
     emails,
     smtp,
     tls,
+    acme,
 
     /** Starts the worker, the listeners and cron; resolves with the real ports. */
     async start(): Promise<{ httpPort: number; smtpPort: number }> {
@@ -109,11 +117,13 @@ export async function createApp({ config, clock = systemClock, logger = createLo
       const httpPort = (server.address() as AddressInfo).port;
       const smtpPort = await smtp.listen();
       cron.start();
+      acme.start(); // the CA validates HTTP-01 through the listener opened above
       return { httpPort, smtpPort };
     },
 
     /** Stops accepting, lets in-flight HTTP requests, SMTP sessions and tasks finish, closes the database. */
     async stop(): Promise<void> {
+      await acme.stop();
       await cron.stop();
       lifecycle.draining = true;
       const httpClosed = server ? closeHttp(server) : Promise.resolve();

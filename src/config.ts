@@ -22,6 +22,10 @@ export interface Config {
   webhookAllowPrivate: boolean;
   tlsCert: string | null;
   tlsKey: string | null;
+  /** Contact address of the ACME account; null keeps ACME off (DECISIONS.md section 15). */
+  acmeEmail: string | null;
+  /** The ACME directory URL (RFC 8555 section 7.1.1). */
+  acmeDirectory: string;
   rateLimit: RateLimit;
   inboundRateLimit: RateLimit;
   logLevel: string;
@@ -35,7 +39,7 @@ const VARS = [
   'MAILSTEAD_SMTP_PORT', 'MAILSTEAD_HOSTNAME', 'MAILSTEAD_MX_HOSTS', 'MAILSTEAD_PUBLIC_URL',
   'MAILSTEAD_DNS_SERVERS', 'MAILSTEAD_COOLDOWN_SECONDS', 'MAILSTEAD_WEBHOOK_ALLOW_PRIVATE',
   'MAILSTEAD_TLS_CERT', 'MAILSTEAD_TLS_KEY', 'MAILSTEAD_RATE_LIMIT', 'MAILSTEAD_INBOUND_RATE_LIMIT',
-  'MAILSTEAD_LOG_LEVEL',
+  'MAILSTEAD_LOG_LEVEL', 'MAILSTEAD_ACME_EMAIL', 'MAILSTEAD_ACME_DIRECTORY',
 ] as const;
 type VarName = (typeof VARS)[number];
 
@@ -64,6 +68,10 @@ const rawSchema = {
     MAILSTEAD_RATE_LIMIT: { type: 'string', pattern: RATE },
     MAILSTEAD_INBOUND_RATE_LIMIT: { type: 'string', pattern: RATE },
     MAILSTEAD_LOG_LEVEL: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
+    // A plain mailbox address: the CA sends expiry notices there and refuses anything else.
+    MAILSTEAD_ACME_EMAIL: { type: 'string', pattern: '^$|^[^\\s@<>,;"]+@[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$' },
+    // RFC 8555 section 6.1: ACME is spoken over HTTPS only.
+    MAILSTEAD_ACME_DIRECTORY: { type: 'string', pattern: '^https://[^\\s/]+(/[^\\s]*)?$' },
   },
 } as const;
 
@@ -130,6 +138,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookAllowPrivate: ['true', '1', 'yes'].includes(raw.MAILSTEAD_WEBHOOK_ALLOW_PRIVATE),
     tlsCert,
     tlsKey,
+    acmeEmail: raw.MAILSTEAD_ACME_EMAIL || null,
+    acmeDirectory: raw.MAILSTEAD_ACME_DIRECTORY,
     rateLimit: parseRate(raw.MAILSTEAD_RATE_LIMIT),
     inboundRateLimit: parseRate(raw.MAILSTEAD_INBOUND_RATE_LIMIT),
     logLevel: raw.MAILSTEAD_LOG_LEVEL,
