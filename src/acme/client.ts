@@ -22,6 +22,26 @@ export function trustDirectoryCa(ca: string | Buffer): void {
   acme.axios.defaults.httpsAgent = new Agent({ ca: [...rootCertificates, ...extraCas], keepAlive: false });
 }
 
+/** How often acme-client repeats a request that got no answer or a 5xx/429, and its base delay. */
+export function setRequestRetries(attempts: number, delaySeconds: number): void {
+  // acmeSettings is acme-client's own addition to the axios defaults, absent from its types.
+  const settings = (acme.axios.defaults as unknown as { acmeSettings: { retryMaxAttempts: number; retryDefaultDelay: number } }).acmeSettings;
+  settings.retryMaxAttempts = attempts;
+  settings.retryDefaultDelay = delaySeconds;
+}
+
+/**
+ * acme-client 5.4.0 loses the cause when a request gets no answer even after its retries (its
+ * interceptor then reads `.config` of an undefined response and throws this TypeError), so the log
+ * would say nothing useful: name the likely cause instead.
+ */
+function explain(err: unknown, directoryUrl: string): Error {
+  if (err instanceof TypeError && /reading 'config'/.test(err.message)) {
+    return new Error(`no answer from the ACME directory ${directoryUrl} (connection refused, reset or unresolvable)`);
+  }
+  return err instanceof Error ? err : new Error(String(err));
+}
+
 export interface OrderRequest {
   directoryUrl: string;
   email: string;
@@ -61,6 +81,6 @@ export async function orderCertificate(req: OrderRequest): Promise<CertificatePa
     challengeRemoveFn: async (_authz, challenge) => {
       req.challenges.remove(challenge.token);
     },
-  });
+  }).catch((err: unknown) => { throw explain(err, req.directoryUrl); });
   return { key: Buffer.from(key), cert: Buffer.from(chain) };
 }

@@ -5,8 +5,8 @@ import type { CertificateSource } from '../tls/index.js';
 import { filesConfigured } from '../tls/files.js';
 import { leafCertificate } from '../tls/pair.js';
 import { createChallengeResponder, type ChallengeResponder } from './challenge.js';
-import { orderCertificate, trustDirectoryCa } from './client.js';
-import { createRenewalSchedule, DEFAULT_POLICY, type RenewalPolicy, type ScheduleStatus } from './schedule.js';
+import { orderCertificate, setRequestRetries, trustDirectoryCa } from './client.js';
+import { createRenewalSchedule, DEFAULT_POLICY, type RenewalPolicy, type ScheduleStatus, type Validity } from './schedule.js';
 import { loadCertificate, loadOrCreateAccountKey, saveCertificate } from './store.js';
 
 /** Knobs for tests only (createApp options, never environment variables). */
@@ -19,6 +19,13 @@ export interface AcmeTestOptions {
   policy?: Partial<RenewalPolicy>;
   /** First wait between polls of a pending authorization or order. */
   pollMinMs?: number;
+  /** acme-client's retries of a request that got no answer (process-wide; default 5, 5 s apart and growing). */
+  requestRetries?: { attempts: number; delaySeconds: number };
+}
+
+function validityOf(chain: Buffer): Validity {
+  const leaf = leafCertificate(chain);
+  return { validFrom: new Date(leaf.validFrom).getTime(), validTo: new Date(leaf.validTo).getTime() };
 }
 
 /** How long stop() waits for an order in progress before leaving it behind (it installs nothing then). */
@@ -54,6 +61,7 @@ export async function installAcme(opts: { config: Config; logger: Logger; clock:
   }
   const email = config.acmeEmail;
   if (opts.test?.directoryCa) trustDirectoryCa(opts.test.directoryCa);
+  if (opts.test?.requestRetries) setRequestRetries(opts.test.requestRetries.attempts, opts.test.requestRetries.delaySeconds);
 
   const account = await loadOrCreateAccountKey(config.dataDir);
   const stored = await loadCertificate(config.dataDir, config.hostname, clock.now());
@@ -69,9 +77,9 @@ export async function installAcme(opts: { config: Config; logger: Logger; clock:
     clock,
     logger,
     policy: { ...DEFAULT_POLICY, ...opts.test?.policy },
-    validTo: () => {
+    validity: () => {
       const now = tls.current();
-      return now.source === 'acme' ? new Date(leafCertificate(now.cert).validTo).getTime() : null;
+      return now.source === 'acme' ? validityOf(now.cert) : null;
     },
     async order() {
       const pair = await orderCertificate({
@@ -83,7 +91,7 @@ export async function installAcme(opts: { config: Config; logger: Logger; clock:
       // (the old one keeps serving) is refused again by loadCertificate at the next start.
       await saveCertificate(config.dataDir, pair);
       tls.install(pair, 'acme');
-      return new Date(leafCertificate(pair.cert).validTo).getTime();
+      return validityOf(pair.cert);
     },
   });
 

@@ -22,9 +22,20 @@ const DAY = 24 * 60 * MINUTE;
  */
 export const DEFAULT_POLICY: RenewalPolicy = { renewBeforeMs: 30 * DAY, backoffFirstMs: 5 * MINUTE, backoffMaxMs: 12 * 60 * MINUTE, checkEveryMs: 60 * MINUTE };
 
-/** When a certificate valid until `validTo` is to be renewed. */
-export function renewalDueAt(validTo: number, policy: Pick<RenewalPolicy, 'renewBeforeMs'>): number {
-  return validTo - policy.renewBeforeMs;
+/** The validity of a certificate, in ms since the epoch. */
+export interface Validity {
+  validFrom: number;
+  validTo: number;
+}
+
+/**
+ * When a certificate is to be renewed: `renewBeforeMs` before it expires, or, for a certificate
+ * whose whole life is shorter than three times that (a CA's short-lived profile), when a third of
+ * its life remains, as certbot does; otherwise every such certificate would be due as it arrives.
+ */
+export function renewalDueAt(cert: Validity, policy: Pick<RenewalPolicy, 'renewBeforeMs'>): number {
+  const lifetime = Math.max(cert.validTo - cert.validFrom, 0);
+  return cert.validTo - Math.min(policy.renewBeforeMs, lifetime / 3);
 }
 
 /** The wait after the `failures`-th failure in a row (1 is the first). */
@@ -47,8 +58,8 @@ export interface ScheduleStatus {
 }
 
 /**
- * Runs `order` whenever a certificate is due: at once when there is none (`validTo()` null), else
- * `renewBeforeMs` before it expires; a failure is retried after a doubling backoff while whatever
+ * Runs `order` whenever a certificate is due: at once when there is none (`validity()` null), else
+ * `renewBeforeMs` before it expires (see renewalDueAt); a failure is retried after a doubling backoff while whatever
  * serves now keeps serving. Time comes from `clock`, so tests can move it; real timers only decide
  * how soon the clock is looked at again.
  */
@@ -56,10 +67,10 @@ export function createRenewalSchedule(opts: {
   clock: Clock;
   policy: RenewalPolicy;
   logger: Logger;
-  /** Expiry of the certificate ACME has in force, or null when it has none. */
-  validTo: () => number | null;
-  /** Orders and installs a certificate; resolves with its expiry. */
-  order: () => Promise<number>;
+  /** Validity of the certificate ACME has in force, or null when it has none. */
+  validity: () => Validity | null;
+  /** Orders and installs a certificate; resolves with its validity. */
+  order: () => Promise<Validity>;
 }) {
   const { clock, policy, logger } = opts;
   const status: ScheduleStatus = { attempts: 0, failures: 0, nextAttemptAt: null, lastError: null, running: false };
@@ -68,8 +79,8 @@ export function createRenewalSchedule(opts: {
   let stopped = true;
 
   function dueFromCertificate(): number {
-    const validTo = opts.validTo();
-    return validTo === null ? clock.now() : renewalDueAt(validTo, policy);
+    const validity = opts.validity();
+    return validity === null ? clock.now() : renewalDueAt(validity, policy);
   }
 
   function arm(): void {
@@ -94,11 +105,13 @@ export function createRenewalSchedule(opts: {
     status.running = true;
     logger.info({ attempt: status.attempts, failures: status.failures }, 'acme order started');
     try {
-      const validTo = await opts.order();
+      const validity = await opts.order();
       status.failures = 0;
       status.lastError = null;
-      status.nextAttemptAt = renewalDueAt(validTo, policy);
-      logger.info({ valid_to: new Date(validTo).toISOString(), renew_at: new Date(status.nextAttemptAt).toISOString() }, 'acme certificate issued');
+      // Never sooner than a first retry would be: a clock far ahead of the CA's (or a CA issuing
+      // certificates already due) must not turn into a stream of orders.
+      status.nextAttemptAt = Math.max(renewalDueAt(validity, policy), clock.now() + policy.backoffFirstMs);
+      logger.info({ valid_to: new Date(validity.validTo).toISOString(), renew_at: new Date(status.nextAttemptAt).toISOString() }, 'acme certificate issued');
     } catch (err) {
       status.failures += 1;
       status.lastError = (err as Error).message;

@@ -70,7 +70,7 @@ test('the HTTP-01 path answers 404 for an unknown token, without a key, outside 
   for (const path of ['/.well-known/acme-challenge/unknown-token', '/.well-known/acme-challenge/', '/.well-known/acme-challenge/a/b']) {
     const res = await fetch(`http://127.0.0.1:${app.httpPort}${path}`);
     t.is(res.status, 404, path);
-    t.is((await res.json()).status, 'error');
+    t.is(((await res.json()) as { status: string }).status, 'error');
   }
   const post = await fetch(`http://127.0.0.1:${app.httpPort}/.well-known/acme-challenge/x`, { method: 'POST' });
   t.is(post.status, 405);

@@ -33,7 +33,7 @@ export type AcmeWorld = Awaited<ReturnType<typeof acmeWorld>>;
 
 /** The test knobs of an ACME server: Pebble's CA, a clock, short polls and a 50 ms look at the clock. */
 export function acmeOptions(pebble: Pebble, clock?: Clock): AcmeTestOptions {
-  return { directoryCa: pebble.ca, clock, pollMinMs: 100, policy: { checkEveryMs: 50, backoffFirstMs: BACKOFF_FIRST_MS, backoffMaxMs: 16 * BACKOFF_FIRST_MS } };
+  return { directoryCa: pebble.ca, clock, pollMinMs: 100, requestRetries: { attempts: 2, delaySeconds: 0 }, policy: { checkEveryMs: 50, backoffFirstMs: BACKOFF_FIRST_MS, backoffMaxMs: 16 * BACKOFF_FIRST_MS } };
 }
 
 /** Starts the server with ACME on against the world's Pebble, its HTTP listener on the world's port. */
