@@ -87,11 +87,14 @@ export async function startPebble(t: ExecutionContext, opts: { httpPort: number;
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  let spawnError: Error | null = null;
+  // No binary: say how to get it rather than crash the test process.
+  child.on('error', (err) => { spawnError = err; });
   child.stdout.on('data', (c: Buffer) => { output += c.toString(); });
   child.stderr.on('data', (c: Buffer) => { output += c.toString(); });
   const exited = once(child, 'exit');
   t.teardown(async () => {
-    if (child.exitCode === null && child.signalCode === null) {
+    if (!spawnError && child.exitCode === null && child.signalCode === null) {
       child.kill('SIGTERM');
       await exited;
     }
@@ -100,6 +103,7 @@ export async function startPebble(t: ExecutionContext, opts: { httpPort: number;
   const directoryUrl = `https://127.0.0.1:${apiPort}/dir`;
   const deadline = Date.now() + 20_000;
   for (;;) {
+    if (spawnError) throw new Error(`pebble could not be started (Debian: apt-get install pebble): ${(spawnError as Error).message}`);
     if (child.exitCode !== null) throw new Error(`pebble exited with ${child.exitCode}: ${output}`);
     const ready = await httpsGet(directoryUrl, serving.cert).then((r) => r.status === 200, () => false);
     if (ready) break;
