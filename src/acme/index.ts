@@ -5,7 +5,6 @@ import type { CertificateSource } from '../tls/index.js';
 import { filesConfigured } from '../tls/files.js';
 import { leafCertificate } from '../tls/pair.js';
 import { createChallengeResponder, type ChallengeResponder } from './challenge.js';
-import { orderCertificate, setRequestRetries, trustDirectoryCa } from './client.js';
 import { createRenewalSchedule, DEFAULT_POLICY, type RenewalPolicy, type ScheduleStatus, type Validity } from './schedule.js';
 import { loadCertificate, loadOrCreateAccountKey, saveCertificate } from './store.js';
 
@@ -60,6 +59,9 @@ export async function installAcme(opts: { config: Config; logger: Logger; clock:
     return { enabled: false, challenges, start() {}, async stop() {}, status: () => ({ ...off, enabled: false }) };
   }
   const email = config.acmeEmail;
+  // Loaded only when ACME is on: acme-client brings axios, node-forge and an ASN.1 stack that every
+  // other start (and every CLI call) need not parse.
+  const { orderCertificate, setRequestRetries, trustDirectoryCa } = await import('./client.js');
   if (opts.test?.directoryCa) trustDirectoryCa(opts.test.directoryCa);
   if (opts.test?.requestRetries) setRequestRetries(opts.test.requestRetries.attempts, opts.test.requestRetries.delaySeconds);
 
