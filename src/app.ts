@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { installAcme, type AcmeTestOptions } from './acme/index.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Core } from './core.js';
@@ -24,6 +25,7 @@ import { createTaskQueue } from './tasks/queue.js';
 import { createTenantService } from './tenants/service.js';
 import { createTenantStore } from './tenants/store.js';
 import { createCertificateSource } from './tls/index.js';
+import { registerCertificateMetrics } from './tls/metrics.js';
 import { installWebhooks } from './webhooks/index.js';
 import { createSrsBounces, installOutbound, type OutboundTesting } from './outbound/index.js';
 
@@ -51,16 +53,20 @@ export interface AppOptions {
   parserThreads?: number;
   /** Test-only knobs of outbound delivery (MTA-STS port and CA, short timeouts); never set in production. */
   outboundTesting?: OutboundTesting;
+  /** Test-only ACME knobs: the directory's CA (Pebble's), a clock, a faster policy. */
+  acme?: AcmeTestOptions;
 }
 
 /**
  * The composition root: opens the database, builds every capability once, and returns the running
  * parts with `start` (listen, work, tick) and `stop` (graceful, in dependency order).
  */
-export async function createApp({ config, clock = systemClock, logger = createLogger(config.logLevel), parserThreads, outboundTesting }: AppOptions) {
+export async function createApp({ config, clock = systemClock, logger = createLogger(config.logLevel), parserThreads, outboundTesting, acme: acmeTest }: AppOptions) {
   // The one certificate of every TLS listener (SMTP STARTTLS, IMAP, submission); SIGHUP reloads it.
   // First, so unusable certificate files stop the start before anything is opened.
   const tls = await createCertificateSource({ config, logger });
+  // ACME's stored certificate replaces the self-signed one here, before any listener opens.
+  const acme = await installAcme({ config, logger, clock, tls, test: acmeTest });
   // The server's writers never checkpoint inside a commit (an SMTP 250 would wait for it): a thread does.
   const database = await openDatabase(config.dataDir, {
     checkpoints: 'background',
@@ -73,6 +79,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const tenants = createTenantService({ db, store: createTenantStore(), clock, cooldownSeconds: config.cooldownSeconds });
   const registry = createRouteRegistry({ tenants, config, clock, durable: database.durable });
   const metrics = createMetrics();
+  registerCertificateMetrics(metrics.registry, tls, acmeTest?.clock ?? clock);
   const core: Core = { config, clock, logger, db, queue, cron, registry, tenants, metrics, durable: database.durable, changes: database.changes };
 
   // Capabilities, in dependency order; each install returns what later ones build on.
@@ -90,7 +97,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const imap = installImap(core, { emails, tls });
 
   const lifecycle = { draining: false };
-  const http = createHttpApp({ registry, logger, publicUrl: config.publicUrl, metrics, lifecycle });
+  const http = createHttpApp({ registry, logger, publicUrl: config.publicUrl, metrics, lifecycle, wellKnown: [acme.challenges.middleware] });
   let server: Server | null = null;
 
   return {
@@ -106,6 +113,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
     outbound,
     tls,
     imap,
+    acme,
 
     /** Starts the worker, the listeners and cron; resolves with the real ports. */
     async start(): Promise<{ httpPort: number; smtpPort: number; imapPort: number | null; imapStarttlsPort: number | null }> {
@@ -123,11 +131,13 @@ export async function createApp({ config, clock = systemClock, logger = createLo
       const { imapPort, imapStarttlsPort } = await imap.listen();
       outbound.start();
       cron.start();
+      acme.start(); // the CA validates HTTP-01 through the listener opened above
       return { httpPort, smtpPort, imapPort, imapStarttlsPort };
     },
 
     /** Stops accepting, lets in-flight HTTP requests, SMTP sessions and tasks finish, closes the database. */
     async stop(): Promise<void> {
+      await acme.stop();
       await cron.stop();
       lifecycle.draining = true;
       const httpClosed = server ? closeHttp(server) : Promise.resolve();

@@ -28,6 +28,10 @@ export interface Config {
   webhookAllowPrivate: boolean;
   tlsCert: string | null;
   tlsKey: string | null;
+  /** Contact address of the ACME account; null keeps ACME off (DECISIONS.md section 15). */
+  acmeEmail: string | null;
+  /** The ACME directory URL (RFC 8555 section 7.1.1). */
+  acmeDirectory: string;
   rateLimit: RateLimit;
   inboundRateLimit: RateLimit;
   logLevel: string;
@@ -52,6 +56,7 @@ const VARS = [
   'MAILSTEAD_LOG_LEVEL', 'MAILSTEAD_OUTBOUND_PORT', 'MAILSTEAD_OUTBOUND_ALLOW_PRIVATE',
   'MAILSTEAD_OUTBOUND_RETRY_SCHEDULE', 'MAILSTEAD_OUTBOUND_MAX_AGE_SECONDS',
   'MAILSTEAD_IMAP_PORT', 'MAILSTEAD_IMAP_STARTTLS_PORT',
+  'MAILSTEAD_ACME_EMAIL', 'MAILSTEAD_ACME_DIRECTORY',
 ] as const;
 type VarName = (typeof VARS)[number];
 
@@ -87,6 +92,10 @@ const rawSchema = {
     MAILSTEAD_OUTBOUND_ALLOW_PRIVATE: { type: 'string', enum: ['true', 'false', '1', '0', 'yes', 'no'] },
     MAILSTEAD_OUTBOUND_RETRY_SCHEDULE: { type: 'string', pattern: '^[1-9][0-9]{0,7}(,[1-9][0-9]{0,7}){0,49}$' },
     MAILSTEAD_OUTBOUND_MAX_AGE_SECONDS: { type: 'string', pattern: '^[1-9][0-9]{0,8}$' },
+    // A plain mailbox address: the CA sends expiry notices there and refuses anything else.
+    MAILSTEAD_ACME_EMAIL: { type: 'string', pattern: '^$|^[^\\s@<>,;"]+@[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$' },
+    // RFC 8555 section 6.1: ACME is spoken over HTTPS only.
+    MAILSTEAD_ACME_DIRECTORY: { type: 'string', pattern: '^https://[^\\s/]+(/[^\\s]*)?$' },
   },
 } as const;
 
@@ -164,6 +173,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookAllowPrivate: ['true', '1', 'yes'].includes(raw.MAILSTEAD_WEBHOOK_ALLOW_PRIVATE),
     tlsCert,
     tlsKey,
+    acmeEmail: raw.MAILSTEAD_ACME_EMAIL || null,
+    acmeDirectory: raw.MAILSTEAD_ACME_DIRECTORY,
     rateLimit: parseRate(raw.MAILSTEAD_RATE_LIMIT),
     inboundRateLimit: parseRate(raw.MAILSTEAD_INBOUND_RATE_LIMIT),
     logLevel: raw.MAILSTEAD_LOG_LEVEL,

@@ -1,4 +1,4 @@
-import Koa from 'koa';
+import Koa, { type Middleware } from 'koa';
 import type { Logger } from '../logger.js';
 import type { Metrics } from '../metrics.js';
 import { accessLog } from './access-log.js';
@@ -6,9 +6,12 @@ import { errorMiddleware } from './errors.js';
 import { buildOpenApi } from './openapi.js';
 import type { RouteRegistry } from './registry.js';
 
-/** The Koa application: access log, error contract, /metrics, every registered route, 405 and 404. */
-export function createHttpApp({ registry, logger, publicUrl, metrics, lifecycle }: {
-  registry: RouteRegistry; logger: Logger; publicUrl: string; metrics: Metrics; lifecycle: { draining: boolean };
+/**
+ * The Koa application: access log, error contract, /metrics, `wellKnown` (paths outside /api that
+ * answer without a key, such as ACME's /.well-known/acme-challenge/), every registered route, 405 and 404.
+ */
+export function createHttpApp({ registry, logger, publicUrl, metrics, lifecycle, wellKnown = [] }: {
+  registry: RouteRegistry; logger: Logger; publicUrl: string; metrics: Metrics; lifecycle: { draining: boolean }; wellKnown?: Middleware[];
 }) {
   registry.add({
     method: 'get', path: '/health', summary: 'Liveness: the database is open and the listeners are up', permission: false,
@@ -39,6 +42,7 @@ export function createHttpApp({ registry, logger, publicUrl, metrics, lifecycle 
     ctx.type = metrics.registry.contentType;
     ctx.body = await metrics.registry.metrics();
   });
+  for (const middleware of wellKnown) app.use(middleware);
   app.use(registry.router.routes());
   app.use(registry.router.allowedMethods());
   return app;

@@ -11,8 +11,8 @@ export type { CertificateOrigin } from './source.js';
 
 /**
  * The certificate every TLS face of the process serves (SMTP STARTTLS, IMAPS, IMAP STARTTLS,
- * submission), with DECISIONS.md section 15's sources: the operator's files, else ACME (not built
- * yet), else a self-signed certificate kept in the data directory. Swaps reach new handshakes on
+ * submission), with DECISIONS.md section 15's sources: the operator's files, else ACME (src/acme,
+ * which installs its certificates here), else a self-signed certificate kept in the data directory. Swaps reach new handshakes on
  * every listener without a restart; sessions already under TLS keep theirs.
  */
 export interface CertificateSource {
@@ -25,7 +25,7 @@ export interface CertificateSource {
   serverOptions(): TlsOptions;
   /** Registers a tls.Server (implicit TLS) so swaps call server.setSecureContext; returns an unregister. */
   attach(server: Server): () => void;
-  /** Called by the file reload (SIGHUP) and, later, by ACME: validates the pair (throws on a mismatch,
+  /** Called by the file reload (SIGHUP) and by ACME: validates the pair (throws on a mismatch,
    *  keeping the old one) and swaps it in everywhere. */
   install(pair: { key: Buffer; cert: Buffer }, source: CertificateOrigin): void;
   /** Re-reads MAILSTEAD_TLS_CERT/KEY and installs them (SIGHUP). A no-op without files; rejects, keeping
@@ -63,8 +63,8 @@ export async function createCertificateSource(opts: CertificateSourceOptions): P
     swappable = createSwappableCertificate(pair, 'files', logger);
     logger.info({ tls_source: 'files', ...summarize(leafCertificate(pair.cert)) }, 'tls certificate from MAILSTEAD_TLS_CERT');
   } else {
-    // ACME goes here when MAILSTEAD_ACME_EMAIL is set: start from the self-signed pair below (it
-    // serves until the first order completes) and let the ACME client call install(pair, 'acme').
+    // With MAILSTEAD_ACME_EMAIL set, src/acme takes over from here: it installs its stored
+    // certificate at once, or lets this self-signed pair serve until its first order completes.
     const selfSigned = await loadOrCreateSelfSigned(config.dataDir, config.hostname, now());
     swappable = createSwappableCertificate(selfSigned.pair, 'self-signed', logger);
     logger.info({ tls_source: 'self-signed', created: selfSigned.created, reason: selfSigned.why, ...summarize(leafCertificate(selfSigned.pair.cert)) }, 'tls certificate self-signed');

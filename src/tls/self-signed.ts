@@ -59,7 +59,7 @@ function unusable(pair: CertificatePair, hostname: string, now: number): string 
 }
 
 /** Writes a file through a temporary name and a rename, so a crash never leaves half a PEM. */
-async function writeAtomically(path: string, data: Buffer, mode: number): Promise<void> {
+export async function writeAtomically(path: string, data: Buffer, mode: number): Promise<void> {
   const tmp = `${path}.${randomUUID()}.tmp`;
   await writeFile(tmp, data, { mode });
   await chmod(tmp, mode); // writeFile's mode passes through the umask: state it exactly

@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
+import type { AcmeTestOptions } from '../../src/acme/index.js';
 import { createApp, type App } from '../../src/app.js';
 import type { Clock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
@@ -45,10 +46,10 @@ let tenantSeq = 0;
  * Boots the real app in this process on port 0 with a temporary data dir, and returns a small
  * client for it. Stopped and cleaned after the test.
  */
-export async function startTestApp(t: ExecutionContext, opts: { env?: Record<string, string>; clock?: Clock; dataDir?: string; parserThreads?: number; logger?: Logger; outboundTesting?: OutboundTesting } = {}) {
+export async function startTestApp(t: ExecutionContext, opts: { env?: Record<string, string>; clock?: Clock; dataDir?: string; parserThreads?: number; logger?: Logger; outboundTesting?: OutboundTesting; acme?: AcmeTestOptions } = {}) {
   const dataDir = opts.dataDir ?? tempDir(t);
   const config = loadConfig({ ...TEST_ENV, MAILSTEAD_DNS_SERVERS: await quietDns(), MAILSTEAD_DATA_DIR: dataDir, ...opts.env });
-  const app: App = await createApp({ config, clock: opts.clock, logger: opts.logger ?? createLogger(config.logLevel), parserThreads: opts.parserThreads, outboundTesting: opts.outboundTesting });
+  const app: App = await createApp({ config, clock: opts.clock, logger: opts.logger ?? createLogger(config.logLevel), parserThreads: opts.parserThreads, outboundTesting: opts.outboundTesting, acme: opts.acme });
   const { httpPort, smtpPort, imapPort, imapStarttlsPort } = await app.start();
   let stopped = false;
   const stop = async () => {
