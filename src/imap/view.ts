@@ -28,6 +28,7 @@ export class FolderView {
   private gone = new Set<number>();
   private changedFlags = new Set<number>();
   private added = false;
+  private standIns = 0;
 
   constructor(readonly folder: FolderRow, entries: FolderEntry[], public marker: number, readonly readOnly: boolean) {
     this.entries = entries;
@@ -78,13 +79,23 @@ export class FolderView {
   apply(c: FolderEntry & { folder: string; deleted: boolean }): void {
     const known = this.byId.get(c.id);
     const here = !c.deleted && c.folder === this.folder.name;
-    if (known) {
-      if (!here || c.uid !== known.uid) { this.gone.add(c.id); return; }
+    if (known && !here) { this.gone.add(c.id); return; }
+    if (known && c.uid === known.uid) {
       if (known.flags !== c.flags || known.read !== c.read) this.changedFlags.add(c.id);
       known.flags = c.flags;
       known.read = c.read;
       known.modseq = c.modseq;
       return;
+    }
+    if (known) {
+      // Moved out and back since the last look: the old UID goes (under a stand-in id nothing
+      // stored has), the message comes again under its new UID.
+      const standIn = -(++this.standIns);
+      this.byId.delete(c.id);
+      known.id = standIn;
+      this.byId.set(standIn, known);
+      this.gone.add(standIn);
+      this.changedFlags.delete(c.id);
     }
     if (!here) return;
     const e: FolderEntry = { id: c.id, uid: c.uid, flags: c.flags, read: c.read, modseq: c.modseq };

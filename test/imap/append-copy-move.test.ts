@@ -81,3 +81,21 @@ test('APPEND counts toward the quota (NO [OVERQUOTA]); GETQUOTAROOT reports STOR
   t.regex(await c.cmd('f', `APPEND INBOX {${big.length}+}\r\n${big}`, 30_000), /^f NO \[OVERQUOTA\]/m);
   t.regex(await c.cmd('g', 'SETQUOTA "" (STORAGE 5)'), /^g NO/m);
 });
+
+test('another session moving a message out and back is seen as its old UID expunged and the message again under a new UID', async (t) => {
+  const { app, box, imapPort } = await imapApp(t);
+  await deliver(app, box.key, box.address);
+  await waitForEmails(app, box.key, 1);
+  const watcher = await rawImap(t, imapPort);
+  await watcher.cmd('a', `LOGIN ${box.address} ${PASSWORD}`);
+  t.regex(await watcher.cmd('b', 'SELECT INBOX'), /\* 1 EXISTS/);
+  const mover = await rawImap(t, imapPort);
+  await mover.cmd('a', `LOGIN ${box.address} ${PASSWORD}`);
+  await mover.cmd('b', 'SELECT INBOX');
+  t.regex(await mover.cmd('c', 'MOVE 1 Junk'), /^c OK/m);
+  await mover.cmd('d', 'SELECT Junk');
+  t.regex(await mover.cmd('e', 'MOVE 1 INBOX'), /\* OK \[COPYUID \d+ 1 2\]/);
+  const seen = await watcher.cmd('c', 'NOOP');
+  t.regex(seen, /\* 1 EXPUNGE\r\n\* 1 EXISTS/);
+  t.regex(await watcher.cmd('d', 'FETCH 1 (UID)'), /\* 1 FETCH \(UID 2\)/);
+});
