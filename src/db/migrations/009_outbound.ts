@@ -66,7 +66,28 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`DROP TABLE forwards`.execute(db);
 }
 
+/**
+ * Back to the schema of 008: the forwards table as 005 made it, holding the forward items that were
+ * still queued (sent, failed, submission and DSN items have no place there and go).
+ */
 export async function down(db: Kysely<any>): Promise<void> {
+  await sql`CREATE TABLE forwards (
+    id INTEGER PRIMARY KEY,
+    tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+    inbound_id INTEGER NOT NULL REFERENCES inbound(id),
+    mail_from TEXT,
+    address TEXT NOT NULL,
+    status TEXT NOT NULL DEFAULT 'queued',
+    attempts INTEGER NOT NULL DEFAULT 0,
+    next_attempt_at INTEGER NOT NULL,
+    last_error TEXT,
+    created_at INTEGER NOT NULL
+  )`.execute(db);
+  await sql`CREATE INDEX forwards_queued ON forwards(next_attempt_at) WHERE status = 'queued'`.execute(db);
+  await sql`CREATE INDEX forwards_inbound ON forwards(inbound_id)`.execute(db);
+  await sql`INSERT INTO forwards (tenant_id, inbound_id, mail_from, address, attempts, next_attempt_at, created_at)
+    SELECT tenant_id, inbound_id, NULLIF(mail_from, ''), rcpt_to, attempts, next_attempt_at, created_at
+    FROM outbound WHERE kind = 'forward' AND status = 'queued' AND inbound_id IS NOT NULL`.execute(db);
   await sql`DROP TABLE outbound`.execute(db);
   await sql`DROP TABLE outbound_messages`.execute(db);
 }
