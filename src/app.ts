@@ -22,6 +22,7 @@ import { createTaskQueue } from './tasks/queue.js';
 import { createTenantService } from './tenants/service.js';
 import { createTenantStore } from './tenants/store.js';
 import { installWebhooks } from './webhooks/index.js';
+import { createSrsBounces, installOutbound, type OutboundTesting } from './outbound/index.js';
 
 const HTTP_DRAIN_MS = 8_000;
 
@@ -45,13 +46,15 @@ export interface AppOptions {
   logger?: Logger;
   /** Parser threads for SMTP mail (default: smtp/index.ts decides, none when run from the sources). */
   parserThreads?: number;
+  /** Test-only knobs of outbound delivery (MTA-STS port and CA, short timeouts); never set in production. */
+  outboundTesting?: OutboundTesting;
 }
 
 /**
  * The composition root: opens the database, builds every capability once, and returns the running
  * parts with `start` (listen, work, tick) and `stop` (graceful, in dependency order).
  */
-export async function createApp({ config, clock = systemClock, logger = createLogger(config.logLevel), parserThreads }: AppOptions) {
+export async function createApp({ config, clock = systemClock, logger = createLogger(config.logLevel), parserThreads, outboundTesting }: AppOptions) {
   // The server's writers never checkpoint inside a commit (an SMTP 250 would wait for it): a thread does.
   const database = await openDatabase(config.dataDir, {
     checkpoints: 'background',
@@ -71,8 +74,11 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const mailboxes = installMailboxes(core, { domains });
   const aliases = installAliases(core, { mailboxes });
   const webhooks = installWebhooks(core);                    // -> webhooks.events (EventRecorder)
-  const emails = installEmails(core, { resolve: aliases.resolve, events: webhooks.events, mailboxes }); // -> emails.ingest (Ingest)
-  const smtp = installSmtp(core, { resolve: aliases.resolve, ingest: emails.ingest }, { parserThreads });
+  // SRS bounces to forwarded mail resolve at RCPT like any recipient, so both inbound paths get this resolver.
+  const bounces = createSrsBounces(core, aliases.resolve);
+  const emails = installEmails(core, { resolve: bounces.resolve, events: webhooks.events, mailboxes }); // -> emails.ingest (Ingest)
+  const smtp = installSmtp(core, { resolve: bounces.resolve, ingest: emails.ingest }, { parserThreads });
+  const outbound = installOutbound(core, { srs: bounces.srs, ingest: emails.ingest, resolve: bounces.resolve, testing: outboundTesting });
   const dns = installDns(core, { domains });
 
   const lifecycle = { draining: false };
@@ -89,6 +95,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
     webhooks,
     emails,
     smtp,
+    outbound,
 
     /** Starts the worker, the listeners and cron; resolves with the real ports. */
     async start(): Promise<{ httpPort: number; smtpPort: number }> {
@@ -103,6 +110,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
       server.on('clientError', answerClientError);
       const httpPort = (server.address() as AddressInfo).port;
       const smtpPort = await smtp.listen();
+      outbound.start();
       cron.start();
       return { httpPort, smtpPort };
     },
@@ -112,7 +120,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
       await cron.stop();
       lifecycle.draining = true;
       const httpClosed = server ? closeHttp(server) : Promise.resolve();
-      await Promise.all([httpClosed, smtp.close(), webhooks.stop()]);
+      await Promise.all([httpClosed, smtp.close(), webhooks.stop(), outbound.stop()]);
       await emails.stop();
       await smtp.stopParsers();
       await queue.stop();

@@ -25,6 +25,14 @@ export interface Config {
   rateLimit: RateLimit;
   inboundRateLimit: RateLimit;
   logLevel: string;
+  /** Port of remote MX hosts for outbound delivery (25). */
+  outboundPort: number;
+  /** Allows outbound delivery to loopback, private and own addresses (tests and development only). */
+  outboundAllowPrivate: boolean;
+  /** Seconds between outbound tries, the last repeated. */
+  outboundRetrySchedule: number[];
+  /** Seconds after queueing when an outbound item that still fails gives up. */
+  outboundMaxAgeSeconds: number;
 }
 
 /** Thrown for a configuration value that cannot be used; the message names the variable. */
@@ -35,7 +43,8 @@ const VARS = [
   'MAILSTEAD_SMTP_PORT', 'MAILSTEAD_HOSTNAME', 'MAILSTEAD_MX_HOSTS', 'MAILSTEAD_PUBLIC_URL',
   'MAILSTEAD_DNS_SERVERS', 'MAILSTEAD_COOLDOWN_SECONDS', 'MAILSTEAD_WEBHOOK_ALLOW_PRIVATE',
   'MAILSTEAD_TLS_CERT', 'MAILSTEAD_TLS_KEY', 'MAILSTEAD_RATE_LIMIT', 'MAILSTEAD_INBOUND_RATE_LIMIT',
-  'MAILSTEAD_LOG_LEVEL',
+  'MAILSTEAD_LOG_LEVEL', 'MAILSTEAD_OUTBOUND_PORT', 'MAILSTEAD_OUTBOUND_ALLOW_PRIVATE',
+  'MAILSTEAD_OUTBOUND_RETRY_SCHEDULE', 'MAILSTEAD_OUTBOUND_MAX_AGE_SECONDS',
 ] as const;
 type VarName = (typeof VARS)[number];
 
@@ -64,6 +73,10 @@ const rawSchema = {
     MAILSTEAD_RATE_LIMIT: { type: 'string', pattern: RATE },
     MAILSTEAD_INBOUND_RATE_LIMIT: { type: 'string', pattern: RATE },
     MAILSTEAD_LOG_LEVEL: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
+    MAILSTEAD_OUTBOUND_PORT: { type: 'string', pattern: '^[1-9][0-9]{0,4}$' },
+    MAILSTEAD_OUTBOUND_ALLOW_PRIVATE: { type: 'string', enum: ['true', 'false', '1', '0', 'yes', 'no'] },
+    MAILSTEAD_OUTBOUND_RETRY_SCHEDULE: { type: 'string', pattern: '^[1-9][0-9]{0,7}(,[1-9][0-9]{0,7}){0,49}$' },
+    MAILSTEAD_OUTBOUND_MAX_AGE_SECONDS: { type: 'string', pattern: '^[1-9][0-9]{0,8}$' },
   },
 } as const;
 
@@ -109,6 +122,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const smtpPort = Number(raw.MAILSTEAD_SMTP_PORT);
   check(httpPort <= 65535, 'MAILSTEAD_HTTP_PORT', raw.MAILSTEAD_HTTP_PORT, 'must be 0 to 65535');
   check(smtpPort <= 65535, 'MAILSTEAD_SMTP_PORT', raw.MAILSTEAD_SMTP_PORT, 'must be 0 to 65535');
+  const outboundPort = Number(raw.MAILSTEAD_OUTBOUND_PORT);
+  check(outboundPort <= 65535, 'MAILSTEAD_OUTBOUND_PORT', raw.MAILSTEAD_OUTBOUND_PORT, 'must be 1 to 65535');
   const host = (raw.MAILSTEAD_HOSTNAME || osHostname() || 'localhost').toLowerCase();
   const mx = raw.MAILSTEAD_MX_HOSTS ? raw.MAILSTEAD_MX_HOSTS.toLowerCase().split(',') : [`mx1.${host}`, `mx2.${host}`];
   const tlsCert = raw.MAILSTEAD_TLS_CERT || null;
@@ -133,5 +148,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     rateLimit: parseRate(raw.MAILSTEAD_RATE_LIMIT),
     inboundRateLimit: parseRate(raw.MAILSTEAD_INBOUND_RATE_LIMIT),
     logLevel: raw.MAILSTEAD_LOG_LEVEL,
+    outboundPort,
+    outboundAllowPrivate: ['true', '1', 'yes'].includes(raw.MAILSTEAD_OUTBOUND_ALLOW_PRIVATE),
+    outboundRetrySchedule: raw.MAILSTEAD_OUTBOUND_RETRY_SCHEDULE.split(',').map(Number),
+    outboundMaxAgeSeconds: Number(raw.MAILSTEAD_OUTBOUND_MAX_AGE_SECONDS),
   });
 }

@@ -6,6 +6,7 @@ import type { StoredMessage, Target } from './message.js';
 import { messageKey, type IngestStore, type MessageKey } from './store.js';
 import type { InboundTable } from './tables.js';
 import { decodeMessage, type EncodedMessage } from './encoded-message.js';
+import { forwardRows } from '../outbound/rows.js';
 
 const MB = 1024 * 1024;
 
@@ -113,7 +114,7 @@ async function loadApiRows(trx: Db, store: IngestStore, ids: number[]): Promise<
 
 /**
  * The batch transaction: a copy per destination mailbox with its index entries, quota usage of
- * SMTP mail, `email.received` events, forwards, rows marked done (or removed when nothing needs
+ * SMTP mail, `email.received` events, outbound forward items, rows marked done (or removed when nothing needs
  * them) and failures noted.
  */
 export async function storeBatch(
@@ -137,16 +138,24 @@ export async function storeBatch(
     }
   }
   const created = await writer.storeCopies(trx, copies);
+  // storeCopies answers in the order of `copies`: the first copy of each message per tenant is where a forward came from.
+  const emailIds = new Map<StoredMessage, Map<number, number>>();
+  created.forEach((c, i) => {
+    const byTenant = emailIds.get(copies[i].message) ?? new Map<number, number>();
+    if (!byTenant.has(c.tenantId)) byTenant.set(c.tenantId, c.id);
+    emailIds.set(copies[i].message, byTenant);
+  });
   const used = new Map<number, number>();
   for (const c of created) if (c.inboundId !== null) used.set(c.mailboxId, (used.get(c.mailboxId) ?? 0) + c.size);
   for (const [id, delta] of used) await store.addUsedBytes(trx, id, delta);
   await events.record(trx, created.map((c): EmailEvent => ({ tenantId: c.tenantId, type: 'email.received', emailId: c.id, mailboxId: c.mailboxId })));
   const referenced = new Set(created.map((c) => c.inboundId));
   const done: Array<{ id: number; keep: boolean }> = [];
-  const forwards = prepared.flatMap((p) => p.targets.flatMap((t) => t.forwards.map((address) => ({
-    tenant_id: t.tenantId, inbound_id: p.id, mail_from: p.mailFrom, address, next_attempt_at: now, last_error: null, created_at: now,
-  }))));
-  for (let i = 0; i < forwards.length; i += 500) await store.insertForwards(trx, forwards.slice(i, i + 500));
+  // Outbound items commit with the copies: acknowledged mail never loses its forwards.
+  const forwards = forwardRows(prepared.map((p) => ({
+    inboundId: p.id, mailFrom: p.mailFrom, message: p.message, targets: p.targets, emailIdByTenant: emailIds.get(p.message) ?? new Map(),
+  })), now);
+  for (let i = 0; i < forwards.length; i += 200) await store.insertOutbound(trx, forwards.slice(i, i + 200));
   const forwarded = new Set(forwards.map((f) => f.inbound_id));
   for (const p of prepared) {
     const keep = forwarded.has(p.id) || referenced.has(p.id);

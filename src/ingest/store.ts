@@ -2,7 +2,8 @@ import { sql, type Insertable } from 'kysely';
 import type { Db } from '../db/connection.js';
 import { jsonList } from '../db/json-list.js';
 import { multiRowInsert } from '../db/multi-row.js';
-import type { ForwardsTable, InboundReservationsTable, InboundTable } from './tables.js';
+import type { OutboundTable } from '../outbound/tables.js';
+import type { InboundReservationsTable, InboundTable } from './tables.js';
 
 /** A (mailbox, message_id) pair whose uniqueness ingest checks. */
 export interface MessageKey {
@@ -19,7 +20,7 @@ const insertInboundRows = multiRowInsert<NewInboundRow>('INSERT INTO inbound', [
 ], '', { maxBytes: 1024 * 1024, bytesOf: (r) => (r.raw?.length ?? 0) + r.message.length });
 const insertReservationRows = multiRowInsert<InboundReservationsTable>('INSERT INTO inbound_reservations', ['mailbox_id', 'message_id', 'inbound_id']);
 
-/** Every query of ingestion: the inbound queue, message-id reservations, forwards, mailbox quotas. */
+/** Every query of ingestion: the inbound queue, message-id reservations, outbound forwards, mailbox quotas. */
 export function createIngestStore() {
   return {
     /** Which of these pairs are already stored or queued. */
@@ -117,8 +118,9 @@ export function createIngestStore() {
     addUsedBytes: (db: Db, mailboxId: number, delta: number) =>
       db.updateTable('mailboxes').set({ used_bytes: sql`max(0, used_bytes + ${delta})` }).where('id', '=', mailboxId).execute(),
 
-    insertForwards: (db: Db, rows: Insertable<ForwardsTable>[]) =>
-      rows.length ? db.insertInto('forwards').values(rows).execute() : Promise.resolve(),
+    /** Queues outbound items (forwards of a stored batch). */
+    insertOutbound: (db: Db, rows: Insertable<OutboundTable>[]) =>
+      rows.length ? db.insertInto('outbound').values(rows).execute().then(() => undefined) : Promise.resolve(),
 
     /** Removes what ingest holds for deleted mailboxes (reservations). */
     dropReservations: (db: Db, mailboxIds: number[]) =>
@@ -140,12 +142,12 @@ export function createIngestStore() {
       db.selectFrom('inbound').select('raw_path').where('raw_path', 'is not', null).execute()
         .then((rows) => new Set(rows.map((r) => r.raw_path!))),
 
-    /** Removes done inbound rows among these that neither an email nor a forward references; returns their raw files. */
+    /** Removes done inbound rows among these that neither an email nor an outbound item references; returns their raw files. */
     async dropUnreferenced(db: Db, ids: number[]): Promise<string[]> {
       if (ids.length === 0) return [];
       const rows = await db.selectFrom('inbound').select(['id', 'raw_path']).where('id', 'in', ids).where('status', '!=', 'queued')
         .where((eb) => eb.not(eb.exists(eb.selectFrom('email_contents').select('email_id').whereRef('email_contents.inbound_id', '=', 'inbound.id'))))
-        .where((eb) => eb.not(eb.exists(eb.selectFrom('forwards').select('id').whereRef('forwards.inbound_id', '=', 'inbound.id'))))
+        .where((eb) => eb.not(eb.exists(eb.selectFrom('outbound').select('id').whereRef('outbound.inbound_id', '=', 'inbound.id'))))
         .execute();
       if (rows.length) await db.deleteFrom('inbound').where('id', 'in', rows.map((r) => r.id)).execute();
       return rows.flatMap((r) => (r.raw_path ? [r.raw_path] : []));

@@ -35,21 +35,6 @@ export interface InboundReservationsTable {
   inbound_id: number;
 }
 
-/** A copy of a message to send on to an external address (an alias's forwarder destination). */
-export interface ForwardsTable {
-  id: Generated<number>;
-  tenant_id: number;
-  inbound_id: number;
-  /** The original envelope sender (MAIL FROM, or from_email over the API); null for bounces. */
-  mail_from: string | null;
-  address: string;
-  status: Generated<string>;
-  attempts: Generated<number>;
-  next_attempt_at: number;
-  last_error: string | null;
-  created_at: number;
-}
-
 /** The one row saying how far the inbound queue holds the acceptance journal (journal.ts). */
 export interface JournalStateTable {
   id: number;
@@ -62,5 +47,4 @@ export interface IngestTables {
   journal_state: JournalStateTable;
   inbound: InboundTable;
   inbound_reservations: InboundReservationsTable;
-  forwards: ForwardsTable;
 }

@@ -6,6 +6,7 @@ import { createApp, type App } from '../../src/app.js';
 import type { Clock } from '../../src/clock.js';
 import { loadConfig } from '../../src/config.js';
 import { createLogger, type Logger } from '../../src/logger.js';
+import type { OutboundTesting } from '../../src/outbound/index.js';
 import { quietDns } from './dns.js';
 
 /** An HTTP answer with its JSON body parsed (or the text when it is not JSON). */
@@ -42,10 +43,10 @@ let tenantSeq = 0;
  * Boots the real app in this process on port 0 with a temporary data dir, and returns a small
  * client for it. Stopped and cleaned after the test.
  */
-export async function startTestApp(t: ExecutionContext, opts: { env?: Record<string, string>; clock?: Clock; dataDir?: string; parserThreads?: number; logger?: Logger } = {}) {
+export async function startTestApp(t: ExecutionContext, opts: { env?: Record<string, string>; clock?: Clock; dataDir?: string; parserThreads?: number; logger?: Logger; outboundTesting?: OutboundTesting } = {}) {
   const dataDir = opts.dataDir ?? tempDir(t);
   const config = loadConfig({ ...TEST_ENV, MAILSTEAD_DNS_SERVERS: await quietDns(), MAILSTEAD_DATA_DIR: dataDir, ...opts.env });
-  const app: App = await createApp({ config, clock: opts.clock, logger: opts.logger ?? createLogger(config.logLevel), parserThreads: opts.parserThreads });
+  const app: App = await createApp({ config, clock: opts.clock, logger: opts.logger ?? createLogger(config.logLevel), parserThreads: opts.parserThreads, outboundTesting: opts.outboundTesting });
   const { httpPort, smtpPort } = await app.start();
   let stopped = false;
   const stop = async () => {

@@ -19,9 +19,10 @@ test('an alias stores a copy per local destination and queues a forward per exte
     ['to the team', a.id, `team@${box.domain}`],
     ['to the team', b.id, `team@${box.domain}`],
   ].sort());
-  const forwards = await app.app.db.selectFrom('forwards').select(['address', 'mail_from', 'status', 'inbound_id']).execute();
+  const forwards = await app.app.db.selectFrom('outbound').select(['rcpt_to', 'mail_from', 'kind', 'inbound_id', 'email_id']).where('kind', '=', 'forward').execute();
   t.is(forwards.length, 1);
-  t.like(forwards[0], { address: 'out@elsewhere.example', mail_from: 'ann@sender.example', status: 'queued' });
+  t.like(forwards[0], { rcpt_to: 'out@elsewhere.example', mail_from: 'ann@sender.example', kind: 'forward' });
+  t.true(all.some((e) => e.id === forwards[0].email_id), 'the forward names a stored copy of its message');
   // The forward keeps its message; nothing else stays queued.
   const inbound = await app.app.db.selectFrom('inbound').select(['id', 'status', 'message']).execute();
   t.deepEqual(inbound.map((r) => [r.id, r.status]), [[forwards[0].inbound_id, 'stored']]);

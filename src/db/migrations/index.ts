@@ -7,6 +7,7 @@ import * as m005 from './005_emails.js';
 import * as m006 from './006_webhooks.js';
 import * as m007 from './007_inbound_queue_cover.js';
 import * as m008 from './008_journal_state.js';
+import * as m009 from './009_outbound.js';
 
 /**
  * Every migration, by name; names sort in the order they run. A capability adds its own numbered
@@ -21,4 +22,5 @@ export const migrations: Record<string, Migration> = {
   '006_webhooks': m006,
   '007_inbound_queue_cover': m007,
   '008_journal_state': m008,
+  '009_outbound': m009,
 };

@@ -1,0 +1,115 @@
+import { networkInterfaces } from 'node:os';
+import { isIP } from 'node:net';
+import { Counter, Gauge } from 'prom-client';
+import type { Core } from '../core.js';
+import { createBlobStore } from '../ingest/blobs.js';
+import type { Ingest, RecipientResolver } from '../ingest/types.js';
+import { cachedLookup, createPromiseResolver } from '../smtp/dns.js';
+import { srsBounceResolver } from './bounces.js';
+import { createMtaSts } from './mta-sts.js';
+import { createSessionPool } from './pool.js';
+import { createPreparer } from './prepare.js';
+import { createRouter } from './route.js';
+import { outboundRoutes } from './routes.js';
+import { loadSrsSecret } from './secret.js';
+import { createOutboundService } from './service.js';
+import { createSrs, type Srs } from './srs.js';
+import { createOutboundStore } from './store.js';
+import { createLocalTransmitter, createRemoteTransmitter } from './transmit.js';
+import { createOutboundWorker } from './worker.js';
+
+/**
+ * Knobs for tests only (never environment variables): where MTA-STS policies are fetched, which
+ * CA vouches for test certificates, shorter network limits and a faster look at the queue.
+ */
+export interface OutboundTesting {
+  mtaStsPort?: number;
+  mtaStsCa?: string | Buffer;
+  /** CA for certificates of MX hosts under an MTA-STS policy in enforce mode. */
+  tlsCa?: string | Buffer;
+  timeoutMs?: number;
+  pollMs?: number;
+}
+
+/** Connect, greeting and inactivity limit of a session to a remote MX. */
+const SESSION_TIMEOUT_MS = 60_000;
+/** How often the worker looks at the queue when nothing wakes it. */
+const POLL_MS = 1_000;
+/** Groups (transactions) in flight at once, and sessions to one MX address at once. */
+const CONCURRENCY = 8;
+const PER_HOST = 2;
+/** How long an idle session is kept for the next message to the same address. */
+const IDLE_MS = 5_000;
+/** How long a stop waits for transactions in flight before cutting them (SIGTERM must end within 10 s). */
+const STOP_GRACE_MS = 4_000;
+
+/** This machine's own addresses (an MX pointing at one of them would loop back to us). */
+function ownAddresses(smtpHost: string): Set<string> {
+  const own = new Set<string>();
+  for (const list of Object.values(networkInterfaces())) for (const a of list ?? []) own.add(a.address);
+  if (isIP(smtpHost)) own.add(smtpHost);
+  return own;
+}
+
+/**
+ * The per-install SRS and the recipient resolver with SRS bounces, which the inbound paths need
+ * before outbound delivery itself is installed.
+ */
+export function createSrsBounces(core: Core, inner: RecipientResolver): { srs: Srs; resolve: RecipientResolver } {
+  const srs = createSrs(loadSrsSecret(core.config.dataDir));
+  const store = createOutboundStore();
+  return { srs, resolve: srsBounceResolver(inner, { srs, clock: core.clock, hostedTenant: (h) => store.hostedTenant(core.db, h) }) };
+}
+
+/**
+ * Wires outbound delivery (DECISIONS.md section 12): the queue's store, the worker with its MX
+ * routing, MTA-STS, session pool and local delivery through ingest, the API and the metrics.
+ */
+export function installOutbound(core: Core, deps: { srs: Srs; ingest: Ingest; resolve: RecipientResolver; testing?: OutboundTesting }) {
+  const { config, db, clock, logger } = core;
+  const t = deps.testing ?? {};
+  const store = createOutboundStore();
+  const resolver = createPromiseResolver(config.dnsServers);
+  const mtaSts = createMtaSts({ resolver, now: () => new Date(clock.now()), httpsPort: t.mtaStsPort, ca: t.mtaStsCa });
+  const pool = createSessionPool({ name: config.hostname, timeoutMs: t.timeoutMs ?? SESSION_TIMEOUT_MS, ca: t.tlsCa, perHost: PER_HOST, idleMs: IDLE_MS });
+  const route = createRouter({ resolver, mtaSts, port: config.outboundPort, allowPrivate: config.outboundAllowPrivate, own: ownAddresses(config.smtpHost) });
+  const attempts = new Counter({
+    name: 'mailstead_outbound_attempts_total', help: 'Outbound delivery tries by result (sent, deferred, failed)',
+    labelNames: ['result'] as const, registers: [core.metrics.registry],
+  });
+  new Gauge({
+    name: 'mailstead_outbound_queue', help: 'Outbound items by status', labelNames: ['status'] as const, registers: [core.metrics.registry],
+    async collect() {
+      const counts = new Map((await store.countByStatus(db)).map((r) => [r.status, Number(r.n)]));
+      for (const s of ['queued', 'sent', 'failed'] as const) this.set({ status: s }, counts.get(s) ?? 0);
+    },
+  });
+  const worker = createOutboundWorker({
+    db, store, clock, logger, hostname: config.hostname,
+    policy: { schedule: config.outboundRetrySchedule, maxAgeSeconds: config.outboundMaxAgeSeconds },
+    prepare: createPreparer({ db, store, blobs: createBlobStore(config.dataDir, () => clock.now()), srs: deps.srs, clock, logger, hostname: config.hostname,
+      lookup: cachedLookup((name, rrtype) => resolver.resolve(name, rrtype) as Promise<string[][] | string[]>, () => clock.now()) }),
+    remote: createRemoteTransmitter({ route, pool }),
+    local: createLocalTransmitter({ ingest: deps.ingest, resolve: deps.resolve, hostname: config.hostname, now: () => clock.now() }),
+    isHosted: async (domain) => (await store.hostedTenant(db, domain)) !== null,
+    onAttempt: (result) => attempts.inc({ result }),
+    pollMs: t.pollMs ?? POLL_MS, concurrency: CONCURRENCY,
+  });
+  const service = createOutboundService({ db, store, now: () => clock.now(), wake: () => worker.wake() });
+  outboundRoutes({ registry: core.registry, outbound: service });
+  return {
+    store, service, worker,
+    /** Starts delivering (items queued before a restart included). */
+    start(): void { worker.start(); },
+    /** Stops delivering: waits a little for transactions in flight, then cuts them (they are retried after the restart). */
+    async stop(): Promise<void> {
+      const settled = worker.stop();
+      const grace = new Promise<void>((r) => setTimeout(r, STOP_GRACE_MS).unref());
+      await Promise.race([settled, grace]);
+      pool.abort();
+      await settled;
+      pool.close();
+    },
+  };
+}
+export type Outbound = ReturnType<typeof installOutbound>;

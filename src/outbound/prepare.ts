@@ -1,0 +1,95 @@
+import { readFile } from 'node:fs/promises';
+import type { Clock } from '../clock.js';
+import type { Db } from '../db/connection.js';
+import type { BlobStore } from '../ingest/blobs.js';
+import type { StoredMessage } from '../ingest/message.js';
+import type { AuthResults } from '../ingest/types.js';
+import type { Logger } from '../logger.js';
+import { authResultsText, countReceived, dmarcRejects, MAX_RECEIVED } from './message.js';
+import { renderApiMessage } from './render.js';
+import { signForward } from './sign.js';
+import type { Srs } from './srs.js';
+import type { DnsLookup } from '../smtp/dns.js';
+import type { OutboundRow, OutboundStore } from './store.js';
+
+/** The selector of every DKIM key of ours (DECISIONS.md section 4: `mailstead._domainkey.<host>`). */
+export const DKIM_SELECTOR = 'mailstead';
+
+/** A message ready to go: the envelope sender, the bytes to send, and the bytes as they were (for a DSN). */
+export interface Ready {
+  kind: 'ready';
+  mailFrom: string;
+  raw: Buffer;
+  original: Buffer;
+}
+
+/** A message that is not to be sent: why, and whether its sender hears of it. */
+export interface Refused {
+  kind: 'refused';
+  status: string;
+  response: string;
+  dsn: boolean;
+  /** The bytes as they were, when they could be read (the DSN quotes their headers). */
+  original: Buffer | null;
+}
+
+/**
+ * Readies the message of a group of items (they share bytes, sender and the domain they leave
+ * from). Forwards follow DECISIONS.md section 12: DMARC fail under p=reject is not forwarded (no
+ * DSN), more than 30 Received: headers is a loop (5.4.6 with DSN), the envelope sender becomes SRS
+ * at the alias domain and an ARC set plus a DKIM-Signature are prepended with that domain's key
+ * (signed again at every try, from the same stored bytes). A bounce coming back through an SRS
+ * address, a DSN and submitted mail go as they are.
+ */
+export function createPreparer(deps: { db: Db; store: OutboundStore; blobs: BlobStore; srs: Srs; clock: Clock; logger: Logger; hostname: string;
+  /** DNS for checking an ARC chain the message arrived with. */
+  lookup: DnsLookup;
+}) {
+  const { db, store, blobs } = deps;
+
+  /** The bytes of an item: its own, or its inbound message's (API mail rendered once and kept). */
+  async function bytesOf(item: OutboundRow): Promise<Buffer | null> {
+    if (item.message_ref !== null) return store.message(db, item.message_ref);
+    if (item.inbound_id === null) return null;
+    const src = await store.inboundSource(db, item.inbound_id);
+    if (!src) return null;
+    if (src.raw) return src.raw;
+    if (src.raw_path) return readFile(blobs.rawFile(src.raw_path)).catch(() => null);
+    if (src.kind !== 'api') return null;
+    const rendered = await renderApiMessage(JSON.parse(src.message) as StoredMessage, (h) => blobs.readBlob(h));
+    await db.transaction().execute(async (trx) => {
+      const ref = await store.putMessage(trx, rendered, deps.clock.now());
+      await store.setMessageRef(trx, item.inbound_id!, ref);
+    });
+    return rendered;
+  }
+
+  return async (item: OutboundRow): Promise<Ready | Refused> => {
+    const original = await bytesOf(item);
+    if (!original) return { kind: 'refused', status: '5.3.0', response: '554 5.3.0 the message is no longer stored', dsn: true, original: null };
+    if (item.kind !== 'forward') return { kind: 'ready', mailFrom: item.mail_from, raw: original, original };
+    const auth = item.auth ? (JSON.parse(item.auth) as AuthResults) : null;
+    if (item.via_domain !== null && dmarcRejects(auth)) {
+      return { kind: 'refused', status: '5.7.1', response: '550 5.7.1 not forwarded: DMARC fail under a p=reject policy', dsn: false, original };
+    }
+    if (countReceived(original) > MAX_RECEIVED) {
+      return { kind: 'refused', status: '5.4.6', response: `554 5.4.6 not forwarded: more than ${MAX_RECEIVED} Received: headers (mail loop)`, dsn: true, original };
+    }
+    if (item.via_domain === null) return { kind: 'ready', mailFrom: '', raw: original, original };
+    const now = new Date(deps.clock.now());
+    const mailFrom = deps.srs.forward(item.mail_from, item.via_domain, now);
+    const pem = await store.dkimKey(db, item.via_domain);
+    if (!pem) return { kind: 'ready', mailFrom, raw: original, original };
+    try {
+      const raw = await signForward(original, { domain: item.via_domain, selector: DKIM_SELECTOR, privateKeyPem: pem }, {
+        authservId: deps.hostname, authResults: authResultsText(auth), now, resolver: deps.lookup as never,
+      });
+      return { kind: 'ready', mailFrom, raw, original };
+    } catch (err) {
+      // Unsigned still reaches most receivers; failing the forward for our own signing fault would not.
+      deps.logger.warn({ err, outbound: item.id }, 'signing a forwarded message failed; sending it unsigned');
+      return { kind: 'ready', mailFrom, raw: original, original };
+    }
+  };
+}
+export type Preparer = ReturnType<typeof createPreparer>;

@@ -1,0 +1,203 @@
+import { domainToASCII } from 'node:url';
+import type { Insertable } from 'kysely';
+import type { Clock } from '../clock.js';
+import type { Db } from '../db/connection.js';
+import type { Logger } from '../logger.js';
+import { buildDsn } from './dsn.js';
+import { headerSection, statusOf } from './message.js';
+import type { Preparer } from './prepare.js';
+import { nextAttemptAt, type RetryPolicy } from './schedule.js';
+import type { OutboundRow, OutboundStore } from './store.js';
+import type { OutboundTable } from './tables.js';
+import type { LocalTransmitter, RemoteTransmitter, TryResult } from './transmit.js';
+
+/** Most recipients one transaction carries (RFC 5321 4.5.3.1.8 asks receivers to take 100). */
+const MAX_RCPTS = 100;
+/** Most items read per look at the queue. */
+const CLAIM_LIMIT = 500;
+
+/** What a try ended in, for the metrics. */
+export type AttemptResult = 'sent' | 'deferred' | 'failed';
+
+/** Items that travel together: one message, one envelope sender, one recipient domain. */
+interface Group {
+  domain: string;
+  items: OutboundRow[];
+}
+
+const domainOf = (address: string) => {
+  const d = address.slice(address.lastIndexOf('@') + 1).toLowerCase();
+  return domainToASCII(d) || d;
+};
+
+/** Groups due items into transactions (a recipient twice in one group waits for the next look). */
+export function groupItems(rows: OutboundRow[]): Group[] {
+  const groups = new Map<string, Group & { rcpts: Set<string> }>();
+  const out: Group[] = [];
+  for (const r of rows) {
+    const domain = domainOf(r.rcpt_to);
+    const base = [r.kind, r.inbound_id, r.message_ref, r.mail_from, r.via_domain, domain].join('\u0000');
+    let key = base;
+    let n = 0;
+    let g = groups.get(key);
+    // A full group (or one that already has this recipient) continues in a new one.
+    while (g && (g.items.length >= MAX_RCPTS || g.rcpts.has(r.rcpt_to.toLowerCase()))) {
+      key = `${base}\u0000${++n}`;
+      g = groups.get(key);
+    }
+    if (!g) {
+      g = { domain, items: [], rcpts: new Set() };
+      groups.set(key, g);
+      out.push(g);
+    }
+    g.items.push(r);
+    g.rcpts.add(r.rcpt_to.toLowerCase());
+  }
+  return out;
+}
+
+/**
+ * The delivery worker: looks at the queue when woken and at least every `pollMs`, claims due items
+ * (in memory: a crash leaves them queued, so they are tried again after a restart), sends each
+ * group as one transaction, `concurrency` groups at a time, and commits what came of every
+ * recipient: sent; retried later (DECISIONS.md section 12's schedule, counted from this try);
+ * failed, with a DSN to the original sender unless that was `<>` or one was already sent.
+ */
+export function createOutboundWorker(deps: {
+  db: Db; store: OutboundStore; clock: Clock; logger: Logger; policy: RetryPolicy; hostname: string;
+  prepare: Preparer; remote: RemoteTransmitter; local: LocalTransmitter; isHosted: (domain: string) => Promise<boolean>;
+  onAttempt: (result: AttemptResult) => void; pollMs: number; concurrency: number;
+}) {
+  const { db, store, clock, logger } = deps;
+  const busy = new Set<number>();
+  const inflight = new Set<Promise<void>>();
+  let timer: NodeJS.Timeout | null = null;
+  let ticking = false;
+  let again = false;
+  let stopped = true;
+
+  function schedule(ms: number): void {
+    if (stopped) return;
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(() => { timer = null; void tick(); }, ms);
+  }
+
+  async function tick(): Promise<void> {
+    if (stopped) return;
+    if (ticking) { again = true; return; }
+    ticking = true;
+    try {
+      const free = deps.concurrency - inflight.size;
+      if (free > 0) {
+        const rows = await store.due(db, clock.now(), CLAIM_LIMIT, [...busy]);
+        for (const g of groupItems(rows).slice(0, free)) {
+          for (const i of g.items) busy.add(i.id);
+          const p: Promise<void> = runGroup(g)
+            .catch((err) => logger.error({ err, items: g.items.map((i) => i.id) }, 'outbound delivery failed unexpectedly; the items stay queued'))
+            .finally(() => {
+              for (const i of g.items) busy.delete(i.id);
+              inflight.delete(p);
+              schedule(0);
+            });
+          inflight.add(p);
+        }
+      }
+    } catch (err) {
+      logger.error({ err }, 'reading the outbound queue failed');
+    } finally {
+      ticking = false;
+    }
+    if (again) { again = false; schedule(0); } else schedule(deps.pollMs);
+  }
+
+  async function runGroup(g: Group): Promise<void> {
+    const first = g.items[0];
+    const ready = await deps.prepare(first);
+    const rcpts = g.items.map((i) => i.rcpt_to);
+    if (ready.kind === 'refused') {
+      await apply(g.items, { results: rcpts.map((rcpt) => ({ rcpt, outcome: 'permanent', response: ready.response })), status: ready.status },
+        ready.original, { counted: false, dsn: ready.dsn });
+      return;
+    }
+    const tried = (await deps.isHosted(g.domain))
+      ? await deps.local(first.id, ready.mailFrom, rcpts, ready.raw)
+      : await deps.remote(g.domain, ready.mailFrom, rcpts, ready.raw);
+    await apply(g.items, tried, ready.original, { counted: true, dsn: true });
+  }
+
+  async function apply(items: OutboundRow[], tried: TryResult, original: Buffer | null, o: { counted: boolean; dsn: boolean }): Promise<void> {
+    const now = clock.now();
+    const byRcpt = new Map(tried.results.map((r) => [r.rcpt, r]));
+    const sent: OutboundRow[] = [];
+    const retry: Array<{ item: OutboundRow; at: number; response: string }> = [];
+    const failed: Array<{ item: OutboundRow; response: string; status: string }> = [];
+    for (const item of items) {
+      const r = byRcpt.get(item.rcpt_to) ?? { outcome: 'temporary' as const, response: 'no reply for this recipient' };
+      if (r.outcome === 'sent') { sent.push(item); continue; }
+      if (r.outcome === 'temporary') {
+        const at = nextAttemptAt(deps.policy, item.attempts + 1, item.created_at, now);
+        if (at !== null) { retry.push({ item, at, response: r.response }); continue; }
+        failed.push({ item, response: r.response, status: '4.4.7' });
+        continue;
+      }
+      failed.push({ item, response: r.response, status: tried.status ?? statusOf(r.response, true) });
+    }
+    // DSNs are built before the transaction (they are pure), then queued in it with the failures they report.
+    const dsns: Array<{ item: OutboundRow; raw: Buffer }> = [];
+    if (o.dsn) {
+      for (const f of failed) {
+        if (f.item.mail_from === '' || f.item.dsn_sent || f.item.kind === 'dsn') continue;
+        try {
+          const raw = await buildDsn({
+            reportingMta: deps.hostname, originalSender: f.item.mail_from, recipient: f.item.rcpt_to, status: f.status,
+            diagnostic: f.response, remoteMta: tried.remoteMta ?? null,
+            originalHeaders: original ? headerSection(original) : Buffer.from(''), arrivalDate: new Date(f.item.created_at), now: new Date(now),
+          });
+          dsns.push({ item: f.item, raw });
+        } catch (err) {
+          logger.error({ err, outbound: f.item.id }, 'building a DSN failed');
+        }
+      }
+    }
+    await db.transaction().execute(async (trx) => {
+      if (sent.length) await store.markSent(trx, sent.map((i) => i.id), byRcpt.get(sent[0].rcpt_to)!.response, now);
+      for (const r of retry) await store.markRetry(trx, r.item.id, r.response, r.at, now);
+      for (const f of failed) await store.markFailed(trx, f.item.id, f.response, o.counted, now);
+      for (const d of dsns) {
+        const ref = await store.putMessage(trx, d.raw, now);
+        const row: Insertable<OutboundTable> = {
+          tenant_id: d.item.tenant_id, kind: 'dsn', email_id: null, inbound_id: null, message_ref: ref, mail_from: '', rcpt_to: d.item.mail_from,
+          via_domain: null, auth: null, next_attempt_at: now, last_response: null, created_at: now, updated_at: now,
+        };
+        await store.insert(trx, [row]);
+        await store.markDsnSent(trx, d.item.id);
+      }
+    });
+    if (o.counted) {
+      for (const _ of sent) deps.onAttempt('sent');
+      for (const _ of retry) deps.onAttempt('deferred');
+      for (const _ of failed) deps.onAttempt('failed');
+    }
+    for (const f of failed) logger.info({ outbound: f.item.id, kind: f.item.kind, status: f.status, response: f.response }, 'outbound item failed');
+  }
+
+  return {
+    /** Starts looking at the queue. */
+    start(): void {
+      stopped = false;
+      schedule(0);
+    },
+    /** Looks at the queue now (new or retried items). */
+    wake(): void { schedule(0); },
+    /** Stops looking; resolves once the groups in flight have settled. */
+    async stop(): Promise<void> {
+      stopped = true;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      await Promise.allSettled([...inflight]);
+    },
+    /** Groups in flight now. */
+    inflight: () => inflight.size,
+  };
+}
+export type OutboundWorker = ReturnType<typeof createOutboundWorker>;
