@@ -11,6 +11,7 @@ import { installDomains } from './domains/index.js';
 import { installMailboxes } from './mailboxes/index.js';
 import { installAliases } from './aliases/index.js';
 import { installEmails } from './emails/index.js';
+import { installImap } from './imap/index.js';
 import { answerClientError } from './http/client-error.js';
 import { createRouteRegistry } from './http/registry.js';
 import { createHttpApp } from './http/server.js';
@@ -21,6 +22,7 @@ import { taskCronJobs } from './tasks/cron.js';
 import { createTaskQueue } from './tasks/queue.js';
 import { createTenantService } from './tenants/service.js';
 import { createTenantStore } from './tenants/store.js';
+import { createCertificateSource } from './tls/index.js';
 import { installWebhooks } from './webhooks/index.js';
 import { createSrsBounces, installOutbound, type OutboundTesting } from './outbound/index.js';
 
@@ -55,6 +57,9 @@ export interface AppOptions {
  * parts with `start` (listen, work, tick) and `stop` (graceful, in dependency order).
  */
 export async function createApp({ config, clock = systemClock, logger = createLogger(config.logLevel), parserThreads, outboundTesting }: AppOptions) {
+  // The one certificate of every TLS listener (SMTP STARTTLS, IMAP, submission); SIGHUP reloads it.
+  // First, so unusable certificate files stop the start before anything is opened.
+  const tls = await createCertificateSource({ config, logger });
   // The server's writers never checkpoint inside a commit (an SMTP 250 would wait for it): a thread does.
   const database = await openDatabase(config.dataDir, {
     checkpoints: 'background',
@@ -77,9 +82,10 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   // SRS bounces to forwarded mail resolve at RCPT like any recipient, so both inbound paths get this resolver.
   const bounces = createSrsBounces(core, aliases.resolve);
   const emails = installEmails(core, { resolve: bounces.resolve, events: webhooks.events, mailboxes }); // -> emails.ingest (Ingest)
-  const smtp = installSmtp(core, { resolve: bounces.resolve, ingest: emails.ingest }, { parserThreads });
+  const smtp = installSmtp(core, { resolve: bounces.resolve, ingest: emails.ingest, tls }, { parserThreads });
   const outbound = installOutbound(core, { srs: bounces.srs, ingest: emails.ingest, resolve: bounces.resolve, testing: outboundTesting });
   const dns = installDns(core, { domains });
+  const imap = installImap(core, { emails, tls });
 
   const lifecycle = { draining: false };
   const http = createHttpApp({ registry, logger, publicUrl: config.publicUrl, metrics, lifecycle });
@@ -96,9 +102,11 @@ export async function createApp({ config, clock = systemClock, logger = createLo
     emails,
     smtp,
     outbound,
+    tls,
+    imap,
 
     /** Starts the worker, the listeners and cron; resolves with the real ports. */
-    async start(): Promise<{ httpPort: number; smtpPort: number }> {
+    async start(): Promise<{ httpPort: number; smtpPort: number; imapPort: number | null; imapStarttlsPort: number | null }> {
       await queue.start();
       await webhooks.start();
       await emails.start();
@@ -110,9 +118,10 @@ export async function createApp({ config, clock = systemClock, logger = createLo
       server.on('clientError', answerClientError);
       const httpPort = (server.address() as AddressInfo).port;
       const smtpPort = await smtp.listen();
+      const { imapPort, imapStarttlsPort } = await imap.listen();
       outbound.start();
       cron.start();
-      return { httpPort, smtpPort };
+      return { httpPort, smtpPort, imapPort, imapStarttlsPort };
     },
 
     /** Stops accepting, lets in-flight HTTP requests, SMTP sessions and tasks finish, closes the database. */
@@ -120,10 +129,11 @@ export async function createApp({ config, clock = systemClock, logger = createLo
       await cron.stop();
       lifecycle.draining = true;
       const httpClosed = server ? closeHttp(server) : Promise.resolve();
-      await Promise.all([httpClosed, smtp.close(), webhooks.stop(), outbound.stop()]);
+      await Promise.all([httpClosed, smtp.close(), imap.close(), webhooks.stop(), outbound.stop()]);
       await emails.stop();
       await smtp.stopParsers();
       await queue.stop();
+      tls.close();
       await database.close();
     },
   };

@@ -14,6 +14,10 @@ export interface Config {
   httpPort: number;
   smtpHost: string;
   smtpPort: number;
+  /** IMAP with implicit TLS; null when disabled (empty). */
+  imapPort: number | null;
+  /** IMAP with STARTTLS; null when disabled (empty). */
+  imapStarttlsPort: number | null;
   hostname: string;
   mxHosts: [string, string];
   publicUrl: string;
@@ -45,6 +49,7 @@ const VARS = [
   'MAILSTEAD_TLS_CERT', 'MAILSTEAD_TLS_KEY', 'MAILSTEAD_RATE_LIMIT', 'MAILSTEAD_INBOUND_RATE_LIMIT',
   'MAILSTEAD_LOG_LEVEL', 'MAILSTEAD_OUTBOUND_PORT', 'MAILSTEAD_OUTBOUND_ALLOW_PRIVATE',
   'MAILSTEAD_OUTBOUND_RETRY_SCHEDULE', 'MAILSTEAD_OUTBOUND_MAX_AGE_SECONDS',
+  'MAILSTEAD_IMAP_PORT', 'MAILSTEAD_IMAP_STARTTLS_PORT',
 ] as const;
 type VarName = (typeof VARS)[number];
 
@@ -62,6 +67,8 @@ const rawSchema = {
     MAILSTEAD_HTTP_PORT: { type: 'string', pattern: PORT },
     MAILSTEAD_SMTP_HOST: { type: 'string', minLength: 1 },
     MAILSTEAD_SMTP_PORT: { type: 'string', pattern: PORT },
+    MAILSTEAD_IMAP_PORT: { type: 'string', pattern: `^$|${PORT}` },
+    MAILSTEAD_IMAP_STARTTLS_PORT: { type: 'string', pattern: `^$|${PORT}` },
     MAILSTEAD_HOSTNAME: { type: 'string', pattern: `^$|${HOST_NAME}` },
     MAILSTEAD_MX_HOSTS: { type: 'string', pattern: `^$|^${HOST_NAME.slice(1, -1)},${HOST_NAME.slice(1, -1)}$` },
     MAILSTEAD_PUBLIC_URL: { type: 'string', pattern: '^https?://[^\\s/]+(/[^\\s]*[^/\\s])?$' },
@@ -124,6 +131,12 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   check(smtpPort <= 65535, 'MAILSTEAD_SMTP_PORT', raw.MAILSTEAD_SMTP_PORT, 'must be 0 to 65535');
   const outboundPort = Number(raw.MAILSTEAD_OUTBOUND_PORT);
   check(outboundPort <= 65535, 'MAILSTEAD_OUTBOUND_PORT', raw.MAILSTEAD_OUTBOUND_PORT, 'must be 1 to 65535');
+  const optionalPort = (name: 'MAILSTEAD_IMAP_PORT' | 'MAILSTEAD_IMAP_STARTTLS_PORT') => {
+    if (raw[name] === '') return null;
+    const n = Number(raw[name]);
+    check(n <= 65535, name, raw[name], 'must be 0 to 65535, or empty to disable');
+    return n;
+  };
   const host = (raw.MAILSTEAD_HOSTNAME || osHostname() || 'localhost').toLowerCase();
   const mx = raw.MAILSTEAD_MX_HOSTS ? raw.MAILSTEAD_MX_HOSTS.toLowerCase().split(',') : [`mx1.${host}`, `mx2.${host}`];
   const tlsCert = raw.MAILSTEAD_TLS_CERT || null;
@@ -137,6 +150,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     httpPort,
     smtpHost: raw.MAILSTEAD_SMTP_HOST,
     smtpPort,
+    imapPort: optionalPort('MAILSTEAD_IMAP_PORT'),
+    imapStarttlsPort: optionalPort('MAILSTEAD_IMAP_STARTTLS_PORT'),
     hostname: host,
     mxHosts: [mx[0], mx[1]] as [string, string],
     publicUrl: raw.MAILSTEAD_PUBLIC_URL,

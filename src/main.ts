@@ -18,9 +18,11 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
   const app = await createApp({ config, logger });
-  const { httpPort, smtpPort } = await app.start();
+  const { httpPort, smtpPort, imapPort, imapStarttlsPort } = await app.start();
   logger.info({ http_port: httpPort, host: config.httpHost }, 'http listening');
   logger.info({ smtp_port: smtpPort, host: config.smtpHost }, 'smtp listening');
+  if (imapPort !== null) logger.info({ imap_port: imapPort, host: config.smtpHost }, 'imap listening');
+  if (imapStarttlsPort !== null) logger.info({ imap_starttls_port: imapStarttlsPort, host: config.smtpHost }, 'imap starttls listening');
 
   let stopping = false;
   const shutdown = (signal: string) => {
@@ -38,8 +40,9 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
-  // SIGHUP: re-read the STARTTLS certificate (after a renewal) without dropping sessions.
-  process.on('SIGHUP', () => { app.smtp.reloadTls(); });
+  // SIGHUP: re-read MAILSTEAD_TLS_CERT/KEY (after a renewal) for every TLS listener without dropping
+  // sessions; a failure is logged by the source, which keeps the previous pair.
+  process.on('SIGHUP', () => { app.tls.reloadFiles().catch(() => undefined); });
 }
 
 main().catch((err) => {

@@ -24,7 +24,7 @@ export interface Download {
 export function createEmailFiles({ db, store, blobs, signer, clock, publicUrl }: {
   db: Db; store: EmailStore; blobs: BlobStore; signer: LinkSigner; clock: Clock; publicUrl: string;
 }) {
-  return {
+  const files = {
     /** A signed link to one attachment of a live email of the tenant (15 minutes); 404 otherwise. */
     async link(tenantId: number, emailId: number, attachmentId: number) {
       const a = await store.attachment(db, tenantId, emailId, attachmentId);
@@ -62,35 +62,63 @@ export function createEmailFiles({ db, store, blobs, signer, clock, publicUrl }:
           return { body: createReadStream(file), size };
         }
       }
-      const attachments = await store.attachmentsOf(db, id);
-      const headers: Record<string, string | string[]> = {};
-      for (const [k, v] of Object.entries(JSON.parse(e.headers) as Record<string, string | string[]>)) {
-        if (!COMPOSED.has(k.toLowerCase())) headers[k] = v;
-      }
-      const messageId = e.message_id.startsWith('<') ? e.message_id : `<${e.message_id}>`;
-      // Loaded on first use: only API-posted mail without raw bytes is composed, and the module is ~2.5 MB of heap.
-      const { default: MailComposer } = await import('nodemailer/lib/mail-composer');
-      const composer = new MailComposer({
-        from: e.from_name ? { name: e.from_name, address: e.from_email } : e.from_email,
-        to: e.to_email,
-        cc: JSON.parse(e.cc) as string[],
-        subject: e.subject,
-        messageId,
-        date: new Date(e.received_at),
-        headers,
-        text: e.body_text ?? undefined,
-        html: e.body_html ?? undefined,
-        attachments: await Promise.all(attachments.map(async (a) => ({
-          filename: a.filename,
-          contentType: a.content_type,
-          content: await blobs.readBlob(a.sha256),
-          cid: a.content_id ?? undefined,
-          contentDisposition: a.disposition === 'inline' ? 'inline' : 'attachment',
-        }))),
-      });
-      const body = await composer.compile().build();
+      // API and APPENDed mail: the bytes kept at first rendering (or given by APPEND), so they never change.
+      const body = await stableRaw(e);
       return { body, size: body.length };
     },
+
+    /** The message's RFC 5322 bytes whole (IMAP FETCH reads them at random offsets). */
+    async rawBytes(tenantId: number, id: number): Promise<Buffer> {
+      const r = await files.raw(tenantId, id);
+      if (Buffer.isBuffer(r.body)) return r.body;
+      const parts: Buffer[] = [];
+      for await (const c of r.body) parts.push(c as Buffer);
+      return Buffer.concat(parts);
+    },
   };
+
+  /** The kept bytes of mail without SMTP bytes; rendered and kept on first use (the first kept wins a race). */
+  async function stableRaw(e: NonNullable<Awaited<ReturnType<EmailStore['get']>>>): Promise<Buffer> {
+    const kept = await db.selectFrom('email_raw').select('raw').where('email_id', '=', e.id).executeTakeFirst();
+    if (kept) return kept.raw;
+    const rendered = await render(e);
+    await db.insertInto('email_raw').values({ email_id: e.id, raw: rendered }).onConflict((oc) => oc.column('email_id').doNothing()).execute();
+    const now = await db.selectFrom('email_raw').select('raw').where('email_id', '=', e.id).executeTakeFirst();
+    return now?.raw ?? rendered;
+  }
+
+  /** API mail rendered from its stored fields and attachments. */
+  async function render(e: NonNullable<Awaited<ReturnType<EmailStore['get']>>>): Promise<Buffer> {
+    const id = e.id;
+    const attachments = await store.attachmentsOf(db, id);
+    const headers: Record<string, string | string[]> = {};
+    for (const [k, v] of Object.entries(JSON.parse(e.headers) as Record<string, string | string[]>)) {
+      if (!COMPOSED.has(k.toLowerCase())) headers[k] = v;
+    }
+    const messageId = e.message_id.startsWith('<') ? e.message_id : `<${e.message_id}>`;
+    // Loaded on first use: only API-posted mail without raw bytes is composed, and the module is ~2.5 MB of heap.
+    const { default: MailComposer } = await import('nodemailer/lib/mail-composer');
+    const composer = new MailComposer({
+      from: e.from_name ? { name: e.from_name, address: e.from_email } : e.from_email,
+      to: e.to_email,
+      cc: JSON.parse(e.cc) as string[],
+      subject: e.subject,
+      messageId,
+      date: new Date(e.received_at),
+      headers,
+      text: e.body_text ?? undefined,
+      html: e.body_html ?? undefined,
+      attachments: await Promise.all(attachments.map(async (a) => ({
+        filename: a.filename,
+        contentType: a.content_type,
+        content: await blobs.readBlob(a.sha256),
+        cid: a.content_id ?? undefined,
+        contentDisposition: a.disposition === 'inline' ? 'inline' : 'attachment',
+      }))),
+    });
+    return composer.compile().build();
+  }
+
+  return files;
 }
 export type EmailFiles = ReturnType<typeof createEmailFiles>;

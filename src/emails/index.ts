@@ -5,6 +5,7 @@ import type { RecipientResolver } from '../ingest/types.js';
 import type { Mailboxes } from '../mailboxes/index.js';
 import { createEventRecorder, type EventRecorder } from '../webhooks/events.js';
 import { createEmailFiles } from './files.js';
+import { folderStore } from './folder-store.js';
 import { createLinkSigner, installSecret, linkKey } from './links.js';
 import { createMarkers } from './markers.js';
 import { emailRoutes } from './routes.js';
@@ -47,6 +48,7 @@ export function installEmails(core: Core, deps: { resolve: RecipientResolver; ev
       await store.tombstone(trx, part, now, () => markers.next());
     }
     await ingestStore.dropReservations(trx, mailboxIds);
+    await folderStore.removeOfMailboxes(trx, mailboxIds);
     // Raw files of dropped rows are left to the orphan sweep: this transaction may still roll back.
     await ingestStore.dropUnreferenced(trx, [...inboundIds]);
   }
@@ -58,6 +60,8 @@ export function installEmails(core: Core, deps: { resolve: RecipientResolver; ev
     service,
     files,
     store,
+    /** Update markers of this thread's writes (IMAP flags, moves and copies take theirs here). */
+    markers,
     /** Removes stored mail of mailboxes (registered as a mailbox-deletion hook when mailboxes are given). */
     purgeMailboxes,
     /** Starts the ingest worker and its storage thread (resuming what a previous run left queued). */

@@ -58,8 +58,12 @@ export function listItem(r: ListRow | EmailRow | SyncRow) {
     is_read: r[L.read_at] !== null,
     has_attachments: r[L.has_attachments] === 1,
     size: r[L.size],
+    folder: r[L.folder],
   };
 }
+
+/** The flags get shows: the stored ones but \Deleted (\Seen is is_read and never stored). */
+export const visibleFlags = (stored: string): string[] => (stored === '' ? [] : stored.split(' ').filter((f) => f !== '\\Deleted'));
 
 /** A change as a sync item: a tombstone for deleted mail, else the list item with updated_at (last). */
 function syncItem(r: SyncRow) {
@@ -191,6 +195,7 @@ export function getEmail(r: EmailReads, tenantId: number, id: number) {
     auth: { spf: auth.spf ?? null, dkim: auth.dkim ?? null, dmarc: auth.dmarc ?? null },
     read_at: readAt === null ? null : iso(readAt),
     updated_at: iso(markerTime(e[G.updated_seq])),
+    flags: visibleFlags(e[G.flags]),
     attachments: attachments.map((a) => ({
       id: a.id, filename: a.filename, content_type: a.content_type, size: a.size, content_id: a.content_id, disposition: a.disposition,
     })),

@@ -27,7 +27,7 @@ export function emailRoutes({ registry, emails, files }: { registry: RouteRegist
     permission: 'read', query: listQuery,
     async handler(ctx, { key, query }) {
       json(ctx, await emails.listBody(key.tenantId, {
-        mailboxId: query.mailbox_id, unread: query.unread === undefined ? undefined : isTrue(query.unread),
+        mailboxId: query.mailbox_id, folder: query.folder ?? 'INBOX', unread: query.unread === undefined ? undefined : isTrue(query.unread),
         since: ms(query.since), before: ms(query.before), q: query.q, cursor: query.cursor, perPage: query.per_page ?? DEFAULT_PER_PAGE,
       }));
     },

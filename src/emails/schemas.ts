@@ -2,6 +2,8 @@ import { idSchema, queryBoolean } from '../http/validate.js';
 
 const datetime = { type: 'string', format: 'iso-datetime' } as const;
 const perPage = { type: 'integer', minimum: 1, maximum: 100 } as const;
+/** A folder's name as IMAP shows it (INBOX, Sent, ... or a user folder such as `Projects/2026`). */
+const folderName = { type: 'string', minLength: 1, maxLength: 255, description: 'Folder to list (default INBOX); a folder no mailbox has lists nothing' } as const;
 const cursor = { type: 'string', minLength: 1, maxLength: 200 } as const;
 
 /** GET /v1/emails */
@@ -13,11 +15,12 @@ export const listQuery = {
     since: datetime,
     before: datetime,
     q: { type: 'string', maxLength: 500 },
+    folder: folderName,
     cursor,
     per_page: perPage,
   },
 } as const;
-export interface ListQuery { mailbox_id?: number; unread?: string; since?: string; before?: string; q?: string; cursor?: string; per_page?: number }
+export interface ListQuery { folder?: string; mailbox_id?: number; unread?: string; since?: string; before?: string; q?: string; cursor?: string; per_page?: number }
 
 /** GET /v1/emails/sync */
 export const syncQuery = {

@@ -16,6 +16,8 @@ export const DEFAULT_PER_PAGE = 25;
 /** A list request after validation. */
 export interface ListRequest {
   mailboxId?: number;
+  /** The folder listed (every mailbox's folder of that name). */
+  folder?: string;
   unread?: boolean;
   since?: number;
   before?: number;
@@ -37,7 +39,7 @@ export interface SyncRequest {
  * searchable in it (it matches nothing). Refuses a malformed cursor with 422.
  */
 function listQuery(tenantId: number, r: ListRequest): { query: ListQuery } | { empty: { data: never[]; meta: PageMeta } } {
-  const filter = { tenantId, mailboxId: r.mailboxId, unread: r.unread, since: r.since, before: r.before };
+  const filter = { tenantId, mailboxId: r.mailboxId, folder: r.folder, unread: r.unread, since: r.since, before: r.before };
   const cursor = r.cursor ? decodeListCursor(r.cursor) : null;
   const searched = r.q !== undefined && r.q.trim() !== '';
   const match = searched ? ftsMatch(r.q!) : null;

@@ -12,6 +12,8 @@ export interface ListFilter {
   unread?: boolean;
   since?: number;
   before?: number;
+  /** The folder's name (every mailbox's folder of that name). */
+  folder?: string;
 }
 
 /** A (received_at, id) position and which side of it a page lies on. */
@@ -25,14 +27,14 @@ export interface Position {
 /** The fields of a list item, as stored. */
 export const LIST_COLUMNS = [
   'e.id', 'e.mailbox_id', 'e.to_email', 'e.from_email', 'e.from_name', 'e.subject', 'e.snippet',
-  'e.received_at', 'e.read_at', 'e.has_attachments', 'e.size',
+  'e.received_at', 'e.read_at', 'e.has_attachments', 'e.size', 'e.folder',
 ] as const;
 
 type NewEmailRow = Insertable<EmailsTable> & { id: number };
 const insertEmailRows = multiRowInsert<NewEmailRow>('INSERT INTO emails', [
   'id', 'tenant_id', 'mailbox_id', 'message_id', 'from_email', 'from_name', 'to_email', 'subject', 'snippet',
-  'received_at', 'received_max', 'size', 'has_attachments', 'read_at', 'deleted_at', 'updated_seq', 'created_at',
-], 'ON CONFLICT (mailbox_id, message_id) DO NOTHING');
+  'received_at', 'received_max', 'size', 'has_attachments', 'read_at', 'deleted_at', 'updated_seq', 'created_at', 'uid',
+], 'ON CONFLICT (mailbox_id, message_id) WHERE imported = 0 DO NOTHING');
 const insertContentRows = multiRowInsert<Insertable<EmailContentsTable>>('INSERT INTO email_contents', [
   'email_id', 'inbound_id', 'cc', 'bcc', 'headers', 'auth', 'body_text', 'body_html',
 ]);
@@ -88,7 +90,7 @@ export function createEmailStore() {
     /** A live email of the tenant with its contents, or undefined. */
     get: (db: Db, tenantId: number, id: number) =>
       db.selectFrom('emails as e').innerJoin('email_contents as c', 'c.email_id', 'e.id')
-        .select([...LIST_COLUMNS, 'e.message_id', 'e.updated_seq', 'c.cc', 'c.bcc', 'c.headers', 'c.auth', 'c.body_text', 'c.body_html', 'c.inbound_id'])
+        .select([...LIST_COLUMNS, 'e.message_id', 'e.updated_seq', 'c.cc', 'c.bcc', 'c.headers', 'c.auth', 'c.body_text', 'c.body_html', 'c.inbound_id', 'e.flags'])
         .where('e.id', '=', id).where('e.tenant_id', '=', tenantId).where('e.deleted_at', 'is', null).executeTakeFirst(),
 
     /** The attachments of an email, in their order. */
@@ -182,6 +184,7 @@ function listWhere(f: ListFilter, pos: Position | null, parameters: unknown[]): 
   let w = '("e"."tenant_id" = ? and "e"."deleted_at" is null';
   parameters.push(f.tenantId);
   if (f.mailboxId !== undefined) { w += ' and "e"."mailbox_id" = ?'; parameters.push(f.mailboxId); }
+  if (f.folder !== undefined) { w += ' and "e"."folder" = ?'; parameters.push(f.folder); }
   if (f.unread === true) w += ' and "e"."read_at" is null';
   if (f.unread === false) w += ' and "e"."read_at" is not null';
   if (f.since !== undefined) { w += ' and "e"."received_at" >= ?'; parameters.push(f.since); }
@@ -275,7 +278,7 @@ export const readQueries = {
   /** A live email of the tenant with its contents. */
   get(tenantId: number, id: number): RawQuery {
     return {
-      sql: `select ${LIST_SQL}, "e"."message_id", "e"."updated_seq", "c"."cc", "c"."bcc", "c"."headers", "c"."auth", "c"."body_text", "c"."body_html", "c"."inbound_id" `
+      sql: `select ${LIST_SQL}, "e"."message_id", "e"."updated_seq", "c"."cc", "c"."bcc", "c"."headers", "c"."auth", "c"."body_text", "c"."body_html", "c"."inbound_id", "e"."flags" `
         + 'from "emails" as "e" inner join "email_contents" as "c" on "c"."email_id" = "e"."id" where "e"."id" = ? and "e"."tenant_id" = ? and "e"."deleted_at" is null',
       parameters: [id, tenantId],
     };
@@ -307,12 +310,12 @@ export const readQueries = {
  */
 export type ListRow = [
   id: number, mailbox_id: number, to_email: string, from_email: string, from_name: string | null, subject: string,
-  snippet: string, received_at: number, read_at: number | null, has_attachments: number, size: number,
+  snippet: string, received_at: number, read_at: number | null, has_attachments: number, size: number, folder: string,
 ];
 
 /** Positions of the list fields in a ListRow. */
 export const L = {
-  id: 0, mailbox_id: 1, to_email: 2, from_email: 3, from_name: 4, subject: 5, snippet: 6, received_at: 7, read_at: 8, has_attachments: 9, size: 10,
+  id: 0, mailbox_id: 1, to_email: 2, from_email: 3, from_name: 4, subject: 5, snippet: 6, received_at: 7, read_at: 8, has_attachments: 9, size: 10, folder: 11,
 } as const;
 
 /** A search hit as the index walk reads it. */
@@ -325,20 +328,20 @@ export interface HitRow {
 /** A live email with its contents, as `get` reads it: the list fields, then these. */
 export type EmailRow = [
   ...ListRow, message_id: string, updated_seq: number, cc: string, bcc: string, headers: string, auth: string | null,
-  body_text: string | null, body_html: string | null, inbound_id: number | null,
+  body_text: string | null, body_html: string | null, inbound_id: number | null, flags: string,
 ];
 
 /** An attachment's metadata: its row without the email it belongs to. */
 export type AttachmentRow = Omit<Selectable<AttachmentsTable>, 'email_id'>;
 
 /** Positions of an EmailRow's own fields. */
-export const G = { message_id: 11, updated_seq: 12, cc: 13, bcc: 14, headers: 15, auth: 16, body_text: 17, body_html: 18, inbound_id: 19 } as const;
+export const G = { message_id: 12, updated_seq: 13, cc: 14, bcc: 15, headers: 16, auth: 17, body_text: 18, body_html: 19, inbound_id: 20, flags: 21 } as const;
 
 /** A change as sync reads it: the list fields, then deletion time and marker. */
 export type SyncRow = [...ListRow, deleted_at: number | null, updated_seq: number];
 
 /** Positions of a SyncRow's own fields. */
-export const S = { deleted_at: 11, updated_seq: 12 } as const;
+export const S = { deleted_at: 12, updated_seq: 13 } as const;
 
 /**
  * The terms of the search index, one row per occurrence (an fts5vocab table of the connection's

@@ -21,6 +21,38 @@ export interface EmailsTable {
   /** Monotonic update marker (milliseconds * 1000 + a counter), bumped by every change. */
   updated_seq: number;
   created_at: number;
+  /** The folder's name in its mailbox (DECISIONS.md section 14). */
+  folder: Generated<string>;
+  /** The IMAP UID in that folder. */
+  uid: number;
+  /** IMAP flags other than \\Seen (which is read_at), space-separated (\\Deleted until expunge). */
+  flags: Generated<string>;
+  /** 1 for mail stored over IMAP (APPEND, COPY), which may repeat a message_id in its mailbox. */
+  imported: Generated<number>;
+}
+
+/** A folder of a mailbox; its id is its UIDVALIDITY. */
+export interface FoldersTable {
+  id: Generated<number>;
+  mailbox_id: number;
+  name: string;
+  special_use: string | null;
+  subscribed: Generated<number>;
+  uidnext: Generated<number>;
+  created_at: number;
+}
+
+/** RFC 5322 bytes of mail that has none from SMTP (API mail rendered once, APPENDed mail). */
+export interface EmailRawTable {
+  email_id: number;
+  raw: Buffer;
+}
+
+/** One failed login from an IP (the lock-out of DECISIONS.md section 13 counts these). */
+export interface LoginFailuresTable {
+  id: Generated<number>;
+  ip: string;
+  at: number;
 }
 
 /** The wide part of an email, read only by Get and raw rendering. */
@@ -70,4 +102,7 @@ export interface EmailTables {
   attachments: AttachmentsTable;
   emails_fts: EmailsFtsTable;
   email_search_state: EmailSearchStateTable;
+  folders: FoldersTable;
+  email_raw: EmailRawTable;
+  login_failures: LoginFailuresTable;
 }

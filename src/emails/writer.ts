@@ -2,6 +2,7 @@ import type { Insertable } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import type { StoredMessage } from '../ingest/message.js';
+import { folderStore } from './folder-store.js';
 import type { Markers } from './markers.js';
 import type { EmailStore } from './store.js';
 import type { AttachmentsTable, EmailContentsTable, EmailsFtsTable } from './tables.js';
@@ -29,6 +30,24 @@ export interface Created {
 
 const CHUNK = 200;
 
+/**
+ * A UID in its mailbox's INBOX for each copy (delivered mail goes there), reserved in one statement;
+ * a mailbox whose folders are not made yet gets them first. A copy skipped as a duplicate leaves a
+ * gap, which IMAP allows (UIDs only have to rise).
+ */
+async function inboxUids(trx: Db, copies: Copy[], now: number): Promise<number[]> {
+  const counts = new Map<number, number>();
+  for (const c of copies) counts.set(c.mailboxId, (counts.get(c.mailboxId) ?? 0) + 1);
+  let first = await folderStore.reserveUids(trx, 'INBOX', counts);
+  const missing = [...counts.keys()].filter((m) => !first.has(m));
+  if (missing.length > 0) {
+    await folderStore.ensureDefaults(trx, missing, now);
+    const more = await folderStore.reserveUids(trx, 'INBOX', new Map(missing.map((m) => [m, counts.get(m)!])));
+    first = new Map([...first, ...more]);
+  }
+  return copies.map((c) => { const u = first.get(c.mailboxId)!; first.set(c.mailboxId, u + 1); return u; });
+}
+
 async function inChunks<T>(rows: T[], insert: (part: T[]) => Promise<unknown>): Promise<void> {
   for (let i = 0; i < rows.length; i += CHUNK) await insert(rows.slice(i, i + CHUNK));
 }
@@ -52,6 +71,7 @@ export function createEmailWriter({ store, markers, clock }: { store: EmailStore
       const created: Created[] = [];
       const now = clock.now();
       const first = await store.nextEmailId(trx);
+      const uids = await inboxUids(trx, copies, now);
       const texts = copies.map((c) => plainText(c.message.bodyText, c.message.bodyHtml));
       const rows = copies.map((c, i) => {
         const m = c.message;
@@ -64,7 +84,7 @@ export function createEmailWriter({ store, markers, clock }: { store: EmailStore
           from_email: m.fromEmail, from_name: m.fromName, to_email: c.toEmail, subject: m.subject,
           snippet: snippetOf(texts[i]), received_at: m.receivedAt, received_max: receivedMax, size: c.size,
           has_attachments: m.attachments.length > 0 ? 1 : 0, read_at: null, deleted_at: null,
-          updated_seq: markers.next(), created_at: now,
+          updated_seq: markers.next(), created_at: now, uid: uids[i],
         };
       });
       const stored = await store.insertEmails(trx, rows);

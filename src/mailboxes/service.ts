@@ -105,7 +105,7 @@ export function createMailboxService(deps: {
           provisioning_status: m.status,
           mailbox_quota: `${m.quota_mb}MB`,
           created_at: ddmmyyyy(m.created_at),
-          ...(includeCredentials ? { imap_credentials: { host: config.hostname, port: 993, encryption: 'ssl' } } : {}),
+          ...(includeCredentials ? { imap_credentials: { host: config.hostname, port: config.imapPort || 993, encryption: 'ssl' } } : {}),
         };
       }
       return { domain: host, results };

@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connection.js';
+import { folderStore } from '../emails/folder-store.js';
 
 /** A new mailbox row. */
 export interface NewMailbox {
@@ -59,7 +60,11 @@ export function createMailboxStore() {
 
     /** Inserts mailboxes (one statement per chunk). */
     async insert(db: Db, rows: NewMailbox[]): Promise<void> {
-      for (const part of chunks(rows)) await db.insertInto('mailboxes').values(part).execute();
+      for (const part of chunks(rows)) {
+        await db.insertInto('mailboxes').values(part).execute();
+        // Every mailbox has its IMAP folders from the start (DECISIONS.md section 14).
+        await folderStore.ensureDefaultsByAddress(db, part.map((r) => r.address), part[0].created_at);
+      }
     },
 
     /** A domain's mailboxes, ordered by address. */

@@ -4,15 +4,17 @@ import { join } from 'node:path';
 import type { Core } from '../core.js';
 import { databaseFile } from '../db/connection.js';
 import type { Ingest, QueuedRawParser, RawParser, RecipientResolver } from '../ingest/types.js';
+import type { CertificateSource } from '../tls/index.js';
 import { cachedQuota, cachedResolver } from './cache.js';
 import { createParserPool } from './parse-pool.js';
 import { createRecipientCheck } from './recipients.js';
 import { createSmtpListener, DEFAULT_LIMITS, type ListenerLimits } from './server.js';
 
-/** What the SMTP capability is built on: the recipient resolver (aliases) and the ingestion path (emails). */
+/** What the SMTP capability is built on: the recipient resolver (aliases), the ingestion path (emails) and the certificate (tls). */
 export interface SmtpDeps {
   resolve: RecipientResolver;
   ingest: Ingest;
+  tls: CertificateSource;
 }
 
 /**
@@ -44,7 +46,7 @@ function createParsing(core: Core, threads: number): { parse: RawParser; parseQu
 /**
  * Wires the SMTP ingress: registers our raw parser (mailparser + mailauth) with ingest, and builds
  * the listener whose RCPT checks go through `resolve` and whose DATA goes to `ingest.acceptRaw`.
- * `start` in app.ts calls `listen`, `stop` calls `close`, main.ts calls `reloadTls` on SIGHUP.
+ * `start` in app.ts calls `listen`, `stop` calls `close`. Certificate swaps come from `deps.tls`.
  */
 export function installSmtp(core: Core, deps: SmtpDeps, options: { limits?: Partial<ListenerLimits>; parserThreads?: number } = {}) {
   const { config, logger, clock } = core;
@@ -53,7 +55,7 @@ export function installSmtp(core: Core, deps: SmtpDeps, options: { limits?: Part
   deps.ingest.setRawParser(parsing.parse, parsing.parseQueued);
   const quota = cachedQuota((ids, incoming) => deps.ingest.overQuota(ids, Math.max(1, incoming)), clock, limits.maxSize);
   const checkRecipient = createRecipientCheck({ resolve: cachedResolver(deps.resolve, clock), quota, maxRecipients: limits.maxRecipients, hostname: config.hostname });
-  const listener = createSmtpListener({ config, logger, clock, checkRecipient, accept: (d) => deps.ingest.acceptRaw(d), overQuota: quota, limits });
+  const listener = createSmtpListener({ config, logger, clock, tls: deps.tls, checkRecipient, accept: (d) => deps.ingest.acceptRaw(d), overQuota: quota, limits });
 
   /** Spool files left by sessions that died mid-DATA before a crash: never acknowledged, never adopted. */
   async function sweepSpool(): Promise<void> {
@@ -70,8 +72,6 @@ export function installSmtp(core: Core, deps: SmtpDeps, options: { limits?: Part
     },
     /** Graceful stop: finishes messages in DATA, then closes the sessions. */
     close: listener.close,
-    /** Reloads the STARTTLS certificate (SIGHUP). */
-    reloadTls: listener.reloadTls,
     /** Open sessions and messages in flight. */
     stats: listener.stats,
     /** The parser registered with ingest (mailparser and mailauth, in threads when built). */

@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import { RAW_IN_ROW_BYTES } from '../ingest/accept.js';
 import type { RawDelivery } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
+import type { CertificateSource } from '../tls/index.js';
 import { receiveMessage } from './data.js';
 import { coalesceReplies } from './coalesce.js';
 import { installDataScan } from './data-scan.js';
@@ -16,7 +17,6 @@ import { installExpnReply } from './expn.js';
 import { createConnectionLimits } from './limits.js';
 import type { Deliverable, RecipientCheck } from './recipients.js';
 import { NEEDS_SMTPUTF8, TOO_MANY_CONNECTIONS, UNSUPPORTED_PARAMETER, type SmtpReply } from './replies.js';
-import { readTlsFiles } from './tls.js';
 import { installWireAsciiCheck, sentNonAscii } from './wire-ascii.js';
 
 /** The limits of the ingress (DECISIONS.md section 7); tests and benchmarks may tighten them. */
@@ -88,6 +88,8 @@ export interface SmtpListenerDeps {
   config: Readonly<Config>;
   logger: Logger;
   clock: Clock;
+  /** The certificate STARTTLS offers (section 15: the operator's files, ACME or self-signed). */
+  tls: CertificateSource;
   checkRecipient: RecipientCheck;
   accept(delivery: RawDelivery): Promise<void>;
   overQuota(mailboxIds: number[], size: number): Promise<number[]>;
@@ -96,7 +98,7 @@ export interface SmtpListenerDeps {
 
 /**
  * The SMTP ingress listener (smtp-server): banner and EHLO name MAILSTEAD_HOSTNAME, SIZE,
- * 8BITMIME, SMTPUTF8, PIPELINING, STARTTLS only with a configured certificate, no AUTH, RCPT
+ * 8BITMIME, SMTPUTF8, PIPELINING, STARTTLS with the certificate source's pair (always), no AUTH, RCPT
  * checks through `checkRecipient`, DATA streamed into a spool and handed to `accept`.
  */
 export function createSmtpListener(deps: SmtpListenerDeps) {
@@ -108,7 +110,6 @@ export function createSmtpListener(deps: SmtpListenerDeps) {
   const limitErrors = createErrorLimit(limits);
   const spoolDir = join(config.dataDir, 'tmp');
   mkdirSync(spoolDir, { recursive: true });
-  const tlsFiles = readTlsFiles(config);
   const perAddress = createConnectionLimits(limits.maxPerAddress);
   // Where each accepted recipient of the current transaction goes; an envelope is replaced on RSET.
   const resolutions = new WeakMap<SMTPServerEnvelope, Map<string, Deliverable>>();
@@ -122,11 +123,12 @@ export function createSmtpListener(deps: SmtpListenerDeps) {
     heloResponse: '%s Hello %s',
     size: limits.maxSize,
     authOptional: true,
-    disabledCommands: tlsFiles ? ['AUTH'] : ['AUTH', 'STARTTLS'],
+    disabledCommands: ['AUTH'],
     // RFC 8689: offered once the session is under TLS. This server is the final hop, so a message
     // that asks for TLS all the way has had it.
     hideREQUIRETLS: false,
-    ...(tlsFiles ?? {}),
+    // key/cert for handshakes without SNI, and an SNICallback that hands out the pair in force.
+    ...deps.tls.serverOptions(),
     maxClients: limits.maxClients,
     socketTimeout: limits.idleTimeoutMs,
     closeTimeout: limits.closeGraceMs + 1_000,
@@ -201,6 +203,8 @@ export function createSmtpListener(deps: SmtpListenerDeps) {
     },
   });
   server.on('error', (err) => logger.warn({ err }, 'smtp error'));
+  // smtp-server keeps its own default context for handshakes without SNI: rebuild it on every swap.
+  const unsubscribeTls = deps.tls.onSwap(({ key, cert }) => server.updateSecureContext({ key, cert }));
   server.server.on('connection', coalesceReplies);
 
   /** Sends 421 to the session's connection, which closes it (and aborts its DATA stream). */
@@ -234,31 +238,13 @@ export function createSmtpListener(deps: SmtpListenerDeps) {
      */
     close(): Promise<void> {
       closing ??= (async () => {
+        unsubscribeTls();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
         await waitForInFlight(limits.closeGraceMs);
         for (const connection of [...server.connections]) connection.send(421, '4.3.2 service shutting down');
         await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
       })();
       return closing;
-    },
-
-    /**
-     * Re-reads MAILSTEAD_TLS_CERT / MAILSTEAD_TLS_KEY (after a certificate renewal; main.ts calls
-     * this on SIGHUP). New STARTTLS sessions use the new pair; a broken pair is logged and the old
-     * one stays. Returns whether a new pair is in use.
-     */
-    reloadTls(): boolean {
-      if (!tlsFiles) return false;
-      try {
-        const files = readTlsFiles(config);
-        if (!files) return false;
-        server.updateSecureContext(files);
-        logger.info('smtp tls certificate reloaded');
-        return true;
-      } catch (err) {
-        logger.error({ err }, 'smtp tls reload failed; keeping the previous certificate');
-        return false;
-      }
     },
 
     /** Open sessions and messages in DATA now (metrics, tests). */

@@ -25,6 +25,7 @@ const notIndexed = (column: 'e.tenant_id') => sql<number>`+${sql.ref(column)}`;
 function listWhere(eb: E, f: ListFilter, pos: Position | null) {
   const and = [eb('e.tenant_id', '=', f.tenantId), eb('e.deleted_at', 'is', null)];
   if (f.mailboxId !== undefined) and.push(eb('e.mailbox_id', '=', f.mailboxId));
+  if (f.folder !== undefined) and.push(eb('e.folder', '=', f.folder));
   if (f.unread === true) and.push(eb('e.read_at', 'is', null));
   if (f.unread === false) and.push(eb('e.read_at', 'is not', null));
   if (f.since !== undefined) and.push(eb('e.received_at', '>=', f.since));
@@ -66,7 +67,7 @@ const reference = {
     db.selectFrom('emails as e').select(LIST_COLUMNS).where('e.id', 'in', ids).where(notIndexed('e.tenant_id'), '=', tenantId),
   get: (tenantId: number, id: number) =>
     db.selectFrom('emails as e').innerJoin('email_contents as c', 'c.email_id', 'e.id')
-      .select([...LIST_COLUMNS, 'e.message_id', 'e.updated_seq', 'c.cc', 'c.bcc', 'c.headers', 'c.auth', 'c.body_text', 'c.body_html', 'c.inbound_id'])
+      .select([...LIST_COLUMNS, 'e.message_id', 'e.updated_seq', 'c.cc', 'c.bcc', 'c.headers', 'c.auth', 'c.body_text', 'c.body_html', 'c.inbound_id', 'e.flags'])
       .where('e.id', '=', id).where('e.tenant_id', '=', tenantId).where('e.deleted_at', 'is', null),
   attachmentsOf: (emailId: number) =>
     db.selectFrom('attachments').select(['id', 'filename', 'content_type', 'size', 'content_id', 'disposition', 'sha256'])
@@ -94,7 +95,7 @@ function* filters(): Generator<ListFilter> {
   for (const mailboxId of [undefined, 7]) {
     for (const unread of [undefined, true, false]) {
       for (const since of [undefined, 1_700_000_000_000]) {
-        for (const before of [undefined, 1_800_000_000_000]) yield { tenantId: 3, mailboxId, unread, since, before };
+        for (const before of [undefined, 1_800_000_000_000]) for (const folder of [undefined, 'Sent']) yield { tenantId: 3, mailboxId, unread, since, before, folder };
       }
     }
   }

@@ -35,7 +35,7 @@ test('STARTTLS with a certificate generated at test time: offered, negotiated, r
   t.regex(e.headers.received, /with ESMTPS id \S+\t\(using TLSv1\.[23] cipher [A-Z0-9_-]+\)/);
 });
 
-test('reloadTls picks up a renewed certificate for new sessions; a broken pair keeps the old one', async (t) => {
+test('reloadFiles (SIGHUP) picks up a renewed certificate for new sessions; a broken pair keeps the old one', async (t) => {
   const dir = tempDir(t);
   const certFile = join(dir, 'cert.pem');
   const keyFile = join(dir, 'key.pem');
@@ -58,17 +58,20 @@ test('reloadTls picks up a renewed certificate for new sessions; a broken pair k
   const renewed = await certificate('new.mailstead.test');
   writeFileSync(certFile, renewed.cert);
   writeFileSync(keyFile, renewed.key);
-  t.true(app.app.smtp.reloadTls());
+  await app.app.tls.reloadFiles();
   t.is(await cnNow(), 'new.mailstead.test');
 
   writeFileSync(keyFile, first.key); // does not match the certificate
-  t.false(app.app.smtp.reloadTls());
+  await t.throwsAsync(app.app.tls.reloadFiles(), { message: /does not match/ });
   t.is(await cnNow(), 'new.mailstead.test');
 });
 
-test('without a certificate reloadTls is a no-op', async (t) => {
+test('without certificate files reloadFiles is a no-op: the self-signed pair stays in force', async (t) => {
   const app = await startTestApp(t);
-  t.false(app.app.smtp.reloadTls());
+  const before = app.app.tls.current();
+  await app.app.tls.reloadFiles();
+  t.is(app.app.tls.current().source, 'self-signed');
+  t.true(app.app.tls.current().cert.equals(before.cert));
 });
 
 test('REQUIRETLS (RFC 8689) is offered under TLS and taken on MAIL there; before STARTTLS it is neither', async (t) => {

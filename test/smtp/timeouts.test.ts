@@ -13,7 +13,7 @@ async function shortListener(t: import('ava').ExecutionContext, limits: Partial<
   const { key } = await provision(app, 'slow.test', ['snail']);
   const ingest = app.app.emails.ingest;
   const listener = createSmtpListener({
-    config: app.config, logger: app.app.logger, clock: app.app.clock,
+    config: app.config, logger: app.app.logger, clock: app.app.clock, tls: app.app.tls,
     checkRecipient: createRecipientCheck({ resolve: app.app.aliases.resolve, quota: null, maxRecipients: 1 }),
     accept: (d) => ingest.acceptRaw(d),
     overQuota: (ids, size) => ingest.overQuota(ids, size),

@@ -1,0 +1,84 @@
+import { sql } from 'kysely';
+import type { Db } from '../db/connection.js';
+import { jsonList } from '../db/json-list.js';
+import { DEFAULT_FOLDERS } from '../db/migrations/010_folders.js';
+
+export { DEFAULT_FOLDERS };
+
+/** A folder as the store keeps it; `id` is its UIDVALIDITY. */
+export interface FolderRow {
+  id: number;
+  mailbox_id: number;
+  name: string;
+  special_use: string | null;
+  subscribed: number;
+  uidnext: number;
+}
+
+const FOLDER_COLUMNS = ['id', 'mailbox_id', 'name', 'special_use', 'subscribed', 'uidnext'] as const;
+
+/** Every query of folders (DECISIONS.md section 14). */
+export const folderStore = {
+  /** Makes the default folders of mailboxes that lack them (new mailboxes, or mail racing a creation). */
+  async ensureDefaults(db: Db, mailboxIds: number[], now: number): Promise<void> {
+    if (mailboxIds.length === 0) return;
+    const values = JSON.stringify(mailboxIds.flatMap((m) => DEFAULT_FOLDERS.map(([name, use]) => [m, name, use])));
+    await sql`INSERT INTO folders (mailbox_id, name, special_use, created_at)
+      SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, ${now} FROM json_each(${values}) AS j WHERE true
+      ON CONFLICT (mailbox_id, name) DO NOTHING`.execute(db);
+  },
+
+  /** Makes the default folders of just-created mailboxes, by address. */
+  async ensureDefaultsByAddress(db: Db, addresses: string[], now: number): Promise<void> {
+    if (addresses.length === 0) return;
+    const folders = JSON.stringify(DEFAULT_FOLDERS);
+    await sql`INSERT INTO folders (mailbox_id, name, special_use, created_at)
+      SELECT m.id, f.value ->> 0, f.value ->> 1, ${now} FROM mailboxes AS m, json_each(${folders}) AS f
+      WHERE m.address IN (SELECT value FROM json_each(${JSON.stringify(addresses)}))
+      ON CONFLICT (mailbox_id, name) DO NOTHING`.execute(db);
+  },
+
+  /**
+   * Reserves `count` UIDs in the named folder of each mailbox (one statement for all of them) and
+   * answers the first UID of each; mailboxes without the folder are missing from the answer.
+   */
+  async reserveUids(db: Db, folder: string, counts: Map<number, number>): Promise<Map<number, number>> {
+    const pairs = JSON.stringify([...counts]);
+    const r = await sql<{ mailbox_id: number; uidnext: number }>`UPDATE folders SET uidnext = folders.uidnext + (j.value ->> 1)
+      FROM json_each(${pairs}) AS j WHERE folders.mailbox_id = (j.value ->> 0) AND folders.name = ${folder}
+      RETURNING mailbox_id, uidnext`.execute(db);
+    return new Map(r.rows.map((x) => [Number(x.mailbox_id), Number(x.uidnext) - counts.get(Number(x.mailbox_id))!]));
+  },
+
+  /** The folders of a mailbox, INBOX first, then by name. */
+  list: (db: Db, mailboxId: number) =>
+    db.selectFrom('folders').select(FOLDER_COLUMNS).where('mailbox_id', '=', mailboxId)
+      .orderBy(sql`name = 'INBOX'`, 'desc').orderBy('name').execute() as Promise<FolderRow[]>,
+
+  /** One folder of a mailbox by its exact name. */
+  byName: (db: Db, mailboxId: number, name: string) =>
+    db.selectFrom('folders').select(FOLDER_COLUMNS).where('mailbox_id', '=', mailboxId).where('name', '=', name)
+      .executeTakeFirst() as Promise<FolderRow | undefined>,
+
+  /** A new user folder; undefined when the name is taken. */
+  async create(db: Db, mailboxId: number, name: string, now: number): Promise<FolderRow | undefined> {
+    const r = await db.insertInto('folders').values({ mailbox_id: mailboxId, name, special_use: null, created_at: now })
+      .onConflict((oc) => oc.columns(['mailbox_id', 'name']).doNothing()).returning(FOLDER_COLUMNS).executeTakeFirst();
+    return r as FolderRow | undefined;
+  },
+
+  remove: (db: Db, id: number) => db.deleteFrom('folders').where('id', '=', id).execute(),
+
+  /** Renames a folder and every folder below it (`name/...`); the mail in them follows by name. */
+  async rename(db: Db, mailboxId: number, from: string, to: string): Promise<void> {
+    await sql`UPDATE folders SET name = ${to} || substr(name, ${from.length + 1})
+      WHERE mailbox_id = ${mailboxId} AND (name = ${from} OR substr(name, 1, ${from.length + 1}) = ${from + '/'})`.execute(db);
+  },
+
+  setSubscribed: (db: Db, id: number, on: boolean) => db.updateTable('folders').set({ subscribed: on ? 1 : 0 }).where('id', '=', id).execute(),
+
+  /** Drops the folders of deleted mailboxes. */
+  removeOfMailboxes: (db: Db, mailboxIds: number[]) =>
+    db.deleteFrom('folders').where('mailbox_id', 'in', jsonList(mailboxIds)).execute(),
+};
+export type FolderStore = typeof folderStore;

@@ -1,0 +1,178 @@
+import type { FolderEntry } from '../emails/folder-messages.js';
+import { parseMime, type MimePart } from './mime.js';
+import { formatSet, inSet, type Parser, type SeqSet } from './parser.js';
+import { binaryBytes, readSection, sectionBytes, sectionName, type Section } from './sections.js';
+import { ImapBad, type CommandSpec, type Session } from './session.js';
+import { bodyStructure, envelope } from './structure.js';
+import { flagsOf } from './view.js';
+import { dateTime, lit, type Piece } from './wire.js';
+
+/** One requested item. */
+type Item =
+  | { kind: 'FLAGS' | 'UID' | 'INTERNALDATE' | 'RFC822.SIZE' | 'ENVELOPE' | 'BODY' | 'BODYSTRUCTURE' | 'MODSEQ' }
+  | { kind: 'section'; name: string; section: Section; peek: boolean; partial: [number, number] | null }
+  | { kind: 'binary'; section: Section; peek: boolean; partial: [number, number] | null; size: boolean };
+
+const MACROS: Record<string, string[]> = {
+  ALL: ['FLAGS', 'INTERNALDATE', 'RFC822.SIZE', 'ENVELOPE'],
+  FAST: ['FLAGS', 'INTERNALDATE', 'RFC822.SIZE'],
+  FULL: ['FLAGS', 'INTERNALDATE', 'RFC822.SIZE', 'ENVELOPE', 'BODY'],
+};
+
+function partial(p: Parser): [number, number] | null {
+  if (!p.take('<')) return null;
+  const start = p.number();
+  p.expect('.');
+  const len = p.nzNumber();
+  p.expect('>');
+  return [start, len];
+}
+
+function readItem(p: Parser): Item {
+  const name = p.word();
+  switch (name) {
+    case 'FLAGS': case 'UID': case 'INTERNALDATE': case 'RFC822.SIZE': case 'ENVELOPE': case 'BODYSTRUCTURE': case 'MODSEQ':
+      return { kind: name };
+    case 'RFC822': return { kind: 'section', name: 'RFC822', section: { path: [], text: '', fields: [] }, peek: false, partial: null };
+    case 'RFC822.HEADER': return { kind: 'section', name: 'RFC822.HEADER', section: { path: [], text: 'HEADER', fields: [] }, peek: true, partial: null };
+    case 'RFC822.TEXT': return { kind: 'section', name: 'RFC822.TEXT', section: { path: [], text: 'TEXT', fields: [] }, peek: false, partial: null };
+    case 'BODY': case 'BODY.PEEK': {
+      if (p.peek() !== 0x5b) {
+        if (name === 'BODY.PEEK') p.fail('section');
+        return { kind: 'BODY' };
+      }
+      const section = readSection(p, false);
+      return { kind: 'section', name: 'BODY', section, peek: name === 'BODY.PEEK', partial: partial(p) };
+    }
+    case 'BINARY': case 'BINARY.PEEK': case 'BINARY.SIZE': {
+      const section = readSection(p, true);
+      const size = name === 'BINARY.SIZE';
+      return { kind: 'binary', section, peek: name !== 'BINARY', partial: size ? null : partial(p), size };
+    }
+    default:
+      throw new ImapBad(`unknown fetch item ${name}`);
+  }
+}
+
+/** The items of a FETCH: one, a macro, or a list. */
+function readItems(p: Parser): Item[] {
+  if (p.peek() === 0x28) return p.list(() => readItem(p), false);
+  const save = p.pos;
+  const w = p.word();
+  if (MACROS[w]) return MACROS[w].map((k) => ({ kind: k }) as Item);
+  p.pos = save;
+  return [readItem(p)];
+}
+
+/** The `(CHANGEDSINCE n [VANISHED])` modifier (RFC 7162). */
+function readModifiers(p: Parser): { changedSince: number | null; vanished: boolean } {
+  let changedSince: number | null = null;
+  let vanished = false;
+  if (!p.maybeSp()) return { changedSince, vanished };
+  p.list(() => {
+    const w = p.word();
+    if (w === 'CHANGEDSINCE') { p.sp(); changedSince = p.modseq(); } else if (w === 'VANISHED') vanished = true;
+    else throw new ImapBad(`unknown FETCH modifier ${w}`);
+    return w;
+  }, false);
+  return { changedSince, vanished };
+}
+
+const slice = (b: Buffer, part: [number, number] | null) => (part ? b.subarray(Math.min(part[0], b.length), Math.min(part[0] + part[1], b.length)) : b);
+
+/** Resolves a sequence set (or `$`) against the view; BAD for sequence numbers past the end. */
+export function targets(s: Session, set: SeqSet | '$', uid: boolean): FolderEntry[] {
+  const v = s.view!;
+  if (set === '$') return v.entries.filter((e) => s.saved.includes(e.uid));
+  if (!uid && v.outOfRange(set)) throw new ImapBad('no such message');
+  return v.select(set, uid);
+}
+
+/** FETCH / UID FETCH (RFC 9051 6.4.5, CONDSTORE/QRESYNC modifiers). */
+async function fetch(s: Session, tag: string, p: Parser, uid: boolean): Promise<void> {
+  p.sp();
+  const set = p.seqSet();
+  p.sp();
+  const items = readItems(p);
+  const { changedSince, vanished } = readModifiers(p);
+  p.end();
+  if (vanished && (!uid || !s.qresync || changedSince === null)) throw new ImapBad('VANISHED needs UID FETCH, QRESYNC and CHANGEDSINCE');
+  const v = s.view!;
+  await s.refresh();
+  let list = targets(s, set, uid);
+  if (uid && !items.some((i) => i.kind === 'UID')) items.unshift({ kind: 'UID' });
+  if (changedSince !== null) {
+    s.enabled.add('CONDSTORE');
+    list = list.filter((e) => e.modseq > changedSince);
+    if (!items.some((i) => i.kind === 'MODSEQ')) items.push({ kind: 'MODSEQ' });
+  }
+  if (items.some((i) => i.kind === 'MODSEQ')) s.enabled.add('CONDSTORE');
+  if (vanished && set !== '$') {
+    const present = new Set(v.entries.map((e) => e.uid));
+    const top = Math.min(v.folder.uidnext - 1, v.maxUid + 1_000_000);
+    const gone: number[] = [];
+    for (let u = 1; u <= top && gone.length < 100_000; u++) if (!present.has(u) && inSet(set, u, v.maxUid)) gone.push(u);
+    if (gone.length) s.send(`* VANISHED (EARLIER) ${formatSet(gone)}`);
+  }
+  const needRaw = items.some((i) => ['RFC822.SIZE', 'ENVELOPE', 'BODY', 'BODYSTRUCTURE', 'section', 'binary'].includes(i.kind));
+  const setsSeen = !v.readOnly && items.some((i) => (i.kind === 'section' || i.kind === 'binary') && !i.peek);
+  const meta = items.some((i) => i.kind === 'INTERNALDATE') ? await s.store.messages.meta(s.login!.mailboxId, list.map((e) => e.id)) : null;
+  for (const e of list) {
+    if (!v.entry(e.id)) continue;
+    let raw: Buffer | null = null;
+    let mime: MimePart | null = null;
+    if (needRaw) {
+      try {
+        raw = await s.raw!(e.id);
+      } catch {
+        continue; // expunged meanwhile
+      }
+      mime = parseMime(raw);
+    }
+    let flagsChanged = false;
+    if (setsSeen && !e.read) {
+      await s.store.messages.markRead(s.login!.tenantId, e.id).catch(() => undefined);
+      e.read = true;
+      flagsChanged = true;
+    }
+    const out: Piece[] = [];
+    const add = (...x: Piece[]) => { if (out.length) out.push(' '); out.push(...x); };
+    for (const i of items) {
+      switch (i.kind) {
+        case 'UID': add(`UID ${e.uid}`); break;
+        case 'FLAGS': add(`FLAGS (${flagsOf(e).join(' ')})`); break;
+        case 'MODSEQ': add(`MODSEQ (${e.modseq})`); break;
+        case 'INTERNALDATE': add(`INTERNALDATE ${dateTime(meta?.get(e.id)?.receivedAt ?? 0)}`); break;
+        case 'RFC822.SIZE': add(`RFC822.SIZE ${raw!.length}`); break;
+        case 'ENVELOPE': add(`ENVELOPE ${envelope(mime!)}`); break;
+        case 'BODY': add(`BODY ${bodyStructure(raw!, mime!, false)}`); break;
+        case 'BODYSTRUCTURE': add(`BODYSTRUCTURE ${bodyStructure(raw!, mime!, true)}`); break;
+        case 'section': {
+          const bytes = slice(sectionBytes(raw!, mime!, i.section), i.partial);
+          const label = i.name === 'BODY' ? `BODY[${sectionName(i.section)}]${i.partial ? `<${i.partial[0]}>` : ''}` : i.name;
+          add(`${label} `, ...lit(bytes));
+          break;
+        }
+        case 'binary': {
+          const decoded = binaryBytes(raw!, mime!, i.section.path);
+          const label = `[${i.section.path.join('.')}]`;
+          if (i.size) add(`BINARY.SIZE${label} ${decoded.length}`);
+          else {
+            const bytes = slice(decoded, i.partial);
+            add(`BINARY${label}${i.partial ? `<${i.partial[0]}>` : ''} `, ...lit(bytes, bytes.includes(0)));
+          }
+          break;
+        }
+      }
+    }
+    if (flagsChanged && !items.some((i) => i.kind === 'FLAGS')) add(`FLAGS (${flagsOf(e).join(' ')})`);
+    s.send([`* ${v.seqOf(e)} FETCH (`, ...out, ')']);
+  }
+  if (setsSeen) await s.refresh();
+  v.quiet(list.map((e) => e.id));
+  await s.finish(tag, `${uid ? 'UID ' : ''}FETCH completed`);
+}
+
+export const fetchCommands: Record<string, CommandSpec> = {
+  FETCH: { states: ['selected'], uid: true, run: (s, tag, p, o) => fetch(s, tag, p, o.uid) },
+};

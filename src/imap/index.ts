@@ -1,0 +1,61 @@
+import type { Core } from '../core.js';
+import type { Emails } from '../emails/index.js';
+import { createFolderMessages } from '../emails/folder-messages.js';
+import { createLockout } from '../mailboxes/lockout.js';
+import { createMailboxLogins } from '../mailboxes/logins.js';
+import { appendCommands } from './append.js';
+import { authCommands } from './auth.js';
+import { copyMoveCommands } from './copy-move.js';
+import { enableCommands } from './enable.js';
+import { expungeCommands } from './expunge.js';
+import { fetchCommands } from './fetch.js';
+import { idleCommands } from './idle.js';
+import { mailboxCommands } from './mailboxes.js';
+import { createMailstore } from './mailstore.js';
+import { quotaCommands } from './quota.js';
+import { searchCommands } from './search.js';
+import { selectCommands } from './select.js';
+import { createImapListeners, type TlsSource } from './server.js';
+import type { CommandSpec } from './session.js';
+import { storeCommands } from './store.js';
+
+/** Sessions one mailbox may have open at once (DECISIONS.md section 14). */
+export const MAX_SESSIONS_PER_MAILBOX = 20;
+
+/** Every command, by name. */
+const COMMANDS = new Map<string, CommandSpec>(Object.entries({
+  ...authCommands, ...enableCommands, ...mailboxCommands, ...selectCommands, ...fetchCommands, ...storeCommands,
+  ...searchCommands, ...copyMoveCommands, ...expungeCommands, ...appendCommands, ...idleCommands, ...quotaCommands,
+}));
+
+/**
+ * IMAP4rev2 (DECISIONS.md section 14): the listeners on MAILSTEAD_IMAP_PORT (implicit TLS) and
+ * MAILSTEAD_IMAP_STARTTLS_PORT, over the same stored mail as the REST API, with the login lock-out
+ * shared with submission and the certificate of every TLS listener.
+ */
+export function installImap(core: Core, deps: { emails: Emails; tls: TlsSource }) {
+  const { db, clock, config, logger } = core;
+  const messages = createFolderMessages({ db, store: deps.emails.store, markers: deps.emails.markers, clock, service: deps.emails.service });
+  const store = createMailstore({
+    messages, files: deps.emails.files, logins: createMailboxLogins({ db }), lockout: createLockout({ db, clock }), hostname: config.hostname,
+  });
+  const perMailbox = new Map<number, number>();
+  const listeners = createImapListeners({
+    host: config.smtpHost, port: config.imapPort, starttlsPort: config.imapStarttlsPort, tls: deps.tls, logger,
+    deps: {
+      store, logger, commands: COMMANDS,
+      claim(id) {
+        const n = perMailbox.get(id) ?? 0;
+        if (n >= MAX_SESSIONS_PER_MAILBOX) return false;
+        perMailbox.set(id, n + 1);
+        return true;
+      },
+      release(id) {
+        const n = (perMailbox.get(id) ?? 1) - 1;
+        if (n <= 0) perMailbox.delete(id); else perMailbox.set(id, n);
+      },
+    },
+  });
+  return { listen: listeners.listen, close: listeners.close, messages };
+}
+export type Imap = ReturnType<typeof installImap>;

@@ -1,0 +1,214 @@
+import { ftsMatch } from '../emails/fts.js';
+import type { FolderEntry, MessageMeta } from '../emails/folder-messages.js';
+import { targets } from './fetch.js';
+import { parseFields } from './mime.js';
+import { formatSet, type Parser, type SeqSet } from './parser.js';
+import { ImapBad, ImapNo, type CommandSpec, type Session } from './session.js';
+import { canonicalFlag } from './store.js';
+
+/** A parsed search key (RFC 9051 6.4.4). */
+type Key =
+  | { op: 'all' }
+  | { op: 'and'; keys: Key[] }
+  | { op: 'or'; a: Key; b: Key }
+  | { op: 'not'; k: Key }
+  | { op: 'flag'; flag: string; has: boolean }
+  | { op: 'set'; set: SeqSet | '$'; uid: boolean }
+  | { op: 'size'; larger: boolean; n: number }
+  | { op: 'date'; sent: boolean; cmp: 'before' | 'on' | 'since'; day: number }
+  | { op: 'age'; older: boolean; seconds: number }
+  | { op: 'header'; name: string; value: string }
+  | { op: 'fts'; match: string | null; empty: boolean }
+  | { op: 'modseq'; n: number };
+
+const DAY = 86_400_000;
+const MAX_DEPTH = 50;
+
+function readKey(p: Parser, depth: number): Key {
+  if (depth > MAX_DEPTH) throw new ImapBad('search too deeply nested');
+  const c = p.peek();
+  if (c === 0x28) return { op: 'and', keys: p.list(() => readKey(p, depth + 1), false) };
+  if ((c >= 0x30 && c <= 0x39) || c === 0x2a || c === 0x24) return { op: 'set', set: p.seqSet(), uid: false };
+  const w = p.word();
+  const arg = () => { p.sp(); return p.astring(); };
+  const flag = (f: string, has: boolean): Key => ({ op: 'flag', flag: f, has });
+  const date = (sent: boolean, cmp: 'before' | 'on' | 'since'): Key => { p.sp(); return { op: 'date', sent, cmp, day: p.date() }; };
+  switch (w) {
+    case 'ALL': return { op: 'all' };
+    case 'ANSWERED': return flag('\\Answered', true);
+    case 'UNANSWERED': return flag('\\Answered', false);
+    case 'DELETED': return flag('\\Deleted', true);
+    case 'UNDELETED': return flag('\\Deleted', false);
+    case 'DRAFT': return flag('\\Draft', true);
+    case 'UNDRAFT': return flag('\\Draft', false);
+    case 'FLAGGED': return flag('\\Flagged', true);
+    case 'UNFLAGGED': return flag('\\Flagged', false);
+    case 'SEEN': case 'OLD': return flag('\\Seen', true);
+    case 'UNSEEN': case 'NEW': return flag('\\Seen', false);
+    case 'RECENT': return { op: 'not', k: { op: 'all' } };
+    case 'KEYWORD': { p.sp(); return flag(canonicalFlag(p.flag()), true); }
+    case 'UNKEYWORD': { p.sp(); return flag(canonicalFlag(p.flag()), false); }
+    case 'BEFORE': return date(false, 'before');
+    case 'ON': return date(false, 'on');
+    case 'SINCE': return date(false, 'since');
+    case 'SENTBEFORE': return date(true, 'before');
+    case 'SENTON': return date(true, 'on');
+    case 'SENTSINCE': return date(true, 'since');
+    case 'OLDER': case 'YOUNGER': { p.sp(); return { op: 'age', older: w === 'OLDER', seconds: p.nzNumber() }; }
+    case 'LARGER': case 'SMALLER': { p.sp(); return { op: 'size', larger: w === 'LARGER', n: p.number() }; }
+    case 'FROM': case 'TO': case 'CC': case 'BCC': case 'SUBJECT': return { op: 'header', name: w.toLowerCase(), value: arg() };
+    case 'HEADER': { p.sp(); const name = p.astring().toLowerCase(); return { op: 'header', name, value: arg() }; }
+    case 'BODY': case 'TEXT': {
+      const text = arg();
+      const match = ftsMatch(text);
+      return { op: 'fts', match: match && w === 'BODY' ? `body : (${match})` : match, empty: text.trim() === '' };
+    }
+    case 'UID': { p.sp(); return { op: 'set', set: p.seqSet(), uid: true }; }
+    case 'NOT': { p.sp(); return { op: 'not', k: readKey(p, depth + 1) }; }
+    case 'OR': { p.sp(); const a = readKey(p, depth + 1); p.sp(); return { op: 'or', a, b: readKey(p, depth + 1) }; }
+    case 'MODSEQ': {
+      p.sp();
+      // Optional entry name and type (per-flag modseqs are not kept: the message's is used).
+      if (p.isString()) { p.string(); p.sp(); p.word(); p.sp(); }
+      return { op: 'modseq', n: p.modseq() };
+    }
+    default: throw new ImapBad(`unknown search key ${w}`);
+  }
+}
+
+/** RFC 2047 encoded words decoded (for matching header text as a user reads it). */
+function decodeWords(s: string): string {
+  return s.replace(/=\?([^?]+)\?([BbQq])\?([^?]*)\?=/g, (all, charset: string, enc: string, text: string) => {
+    try {
+      const bytes = enc.toUpperCase() === 'B' ? Buffer.from(text, 'base64')
+        : Buffer.from(text.replace(/_/g, ' ').replace(/=([0-9A-Fa-f]{2})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16))), 'latin1');
+      return new TextDecoder(charset.split('*')[0]).decode(bytes);
+    } catch {
+      return all;
+    }
+  });
+}
+
+/** Per-message facts a key may need, read on first use. */
+interface Facts { e: FolderEntry; seq: number; meta: MessageMeta | undefined; headers: () => Promise<Array<[string, string]>>; size: () => Promise<number> }
+
+async function test(k: Key, f: Facts, ctx: { fts: Map<Key, Set<number>>; maxUid: number; saved: number[]; now: number; total: number }): Promise<boolean> {
+  switch (k.op) {
+    case 'all': return true;
+    case 'and': { for (const x of k.keys) if (!(await test(x, f, ctx))) return false; return true; }
+    case 'or': return (await test(k.a, f, ctx)) || test(k.b, f, ctx);
+    case 'not': return !(await test(k.k, f, ctx));
+    case 'flag': {
+      const has = k.flag === '\\Seen' ? f.e.read : ` ${f.e.flags} `.includes(` ${k.flag} `);
+      return has === k.has;
+    }
+    case 'set': {
+      if (k.set === '$') return ctx.saved.includes(f.e.uid);
+      const n = k.uid ? f.e.uid : f.seq;
+      const max = k.uid ? ctx.maxUid : ctx.total;
+      return k.set.some((r) => { const a = r.from === Infinity ? max : r.from; const b = r.to === Infinity ? max : r.to; return n >= Math.min(a, b) && n <= Math.max(a, b); });
+    }
+    case 'size': { const n = await f.size(); return k.larger ? n > k.n : n < k.n; }
+    case 'age': { const age = (ctx.now - (f.meta?.receivedAt ?? 0)) / 1000; return k.older ? age >= k.seconds : age <= k.seconds; }
+    case 'date': {
+      let t: number;
+      if (k.sent) {
+        const d = (await f.headers()).find(([n]) => n === 'date')?.[1];
+        t = d ? Date.parse(d) : NaN;
+        if (Number.isNaN(t)) return false;
+      } else t = f.meta?.receivedAt ?? 0;
+      const day = Math.floor(t / DAY) * DAY;
+      return k.cmp === 'before' ? day < k.day : k.cmp === 'on' ? day === k.day : day >= k.day;
+    }
+    case 'header': {
+      const want = k.value.toLowerCase();
+      return (await f.headers()).some(([n, v]) => n === k.name && (want === '' || decodeWords(v).toLowerCase().includes(want) || v.toLowerCase().includes(want)));
+    }
+    case 'fts': return k.empty || (ctx.fts.get(k)?.has(f.e.id) ?? false);
+    case 'modseq': return f.e.modseq >= k.n;
+  }
+}
+
+function ftsKeys(k: Key, out: Array<Extract<Key, { op: 'fts' }>>): void {
+  if (k.op === 'fts') out.push(k);
+  else if (k.op === 'and') k.keys.forEach((x) => ftsKeys(x, out));
+  else if (k.op === 'or') { ftsKeys(k.a, out); ftsKeys(k.b, out); } else if (k.op === 'not') ftsKeys(k.k, out);
+}
+
+const usesModseq = (k: Key): boolean =>
+  k.op === 'modseq' || (k.op === 'and' && k.keys.some(usesModseq)) || (k.op === 'or' && (usesModseq(k.a) || usesModseq(k.b))) || (k.op === 'not' && usesModseq(k.k));
+
+/** SEARCH / UID SEARCH, with ESEARCH's RETURN options and SEARCHRES's SAVE. */
+async function search(s: Session, tag: string, p: Parser, uid: boolean): Promise<void> {
+  p.sp();
+  let ret: Set<string> | null = null;
+  if (p.take('RETURN ')) {
+    ret = new Set(p.list(() => p.word()));
+    for (const r of ret) if (!['MIN', 'MAX', 'ALL', 'COUNT', 'SAVE'].includes(r)) throw new ImapBad(`unknown RETURN option ${r}`);
+    if (ret.size === 0) ret.add('ALL');
+    p.sp();
+  }
+  if (p.take('CHARSET ')) {
+    const cs = p.astring().toUpperCase();
+    if (cs !== 'UTF-8' && cs !== 'US-ASCII') throw new ImapNo('only UTF-8 and US-ASCII', 'BADCHARSET (UTF-8 US-ASCII)');
+    p.sp();
+  }
+  const keys: Key[] = [readKey(p, 0)];
+  while (p.maybeSp()) keys.push(readKey(p, 0));
+  p.end();
+  const program: Key = { op: 'and', keys };
+  const v = s.view!;
+  const messages = s.store.messages;
+  await s.refresh();
+  const all = v.entries;
+  const ids = all.map((e) => e.id);
+  const fts = new Map<Key, Set<number>>();
+  const wanted: Array<Extract<Key, { op: 'fts' }>> = [];
+  ftsKeys(program, wanted);
+  for (const k of wanted) fts.set(k, k.match === null ? new Set() : await messages.ftsMatching(k.match, ids));
+  const meta = await messages.meta(s.login!.mailboxId, ids);
+  const ctx = { fts, maxUid: v.maxUid, saved: s.saved, now: Date.now(), total: all.length };
+  const hits: FolderEntry[] = [];
+  for (const [i, e] of all.entries()) {
+    let raw: Buffer | null = null;
+    const load = async () => (raw ??= await s.raw!(e.id));
+    const facts: Facts = {
+      e, seq: i + 1, meta: meta.get(e.id),
+      headers: async () => { const r = await load(); const end = r.indexOf('\r\n\r\n'); return parseFields(r.toString('utf8', 0, end < 0 ? r.length : end)); },
+      size: async () => (await load()).length,
+    };
+    try {
+      if (await test(program, facts, ctx)) hits.push(e);
+    } catch {
+      // A message expunged while searching is not a hit.
+    }
+  }
+  const nums = hits.map((e) => (uid ? e.uid : i1(v.entries, e)));
+  const modseq = usesModseq(program) && hits.length ? Math.max(...hits.map((e) => e.modseq)) : null;
+  if (modseq !== null) s.enabled.add('CONDSTORE');
+  if (ret?.has('SAVE')) s.saved = hits.map((e) => e.uid);
+  if (ret || s.rev2) {
+    const r = ret ?? new Set(['ALL']);
+    const parts = [`(TAG "${tag.replace(/[\\"]/g, '')}")`];
+    if (uid) parts.push('UID');
+    if (nums.length) {
+      if (r.has('MIN')) parts.push(`MIN ${Math.min(...nums)}`);
+      if (r.has('MAX')) parts.push(`MAX ${Math.max(...nums)}`);
+      if (r.has('ALL')) parts.push(`ALL ${formatSet(nums)}`);
+    }
+    if (r.has('COUNT')) parts.push(`COUNT ${nums.length}`);
+    if (modseq !== null) parts.push(`MODSEQ ${modseq}`);
+    if (!(r.size === 1 && r.has('SAVE'))) s.send(`* ESEARCH ${parts.join(' ')}`);
+  } else {
+    s.send(`* SEARCH${nums.map((n) => ` ${n}`).join('')}${modseq !== null ? ` (MODSEQ ${modseq})` : ''}`);
+  }
+  await s.finish(tag, `${uid ? 'UID ' : ''}SEARCH completed`);
+}
+
+const i1 = (entries: FolderEntry[], e: FolderEntry) => entries.indexOf(e) + 1;
+
+export const searchCommands: Record<string, CommandSpec> = {
+  SEARCH: { states: ['selected'], uid: true, run: (s, tag, p, o) => search(s, tag, p, o.uid) },
+};
+
+

@@ -1,0 +1,121 @@
+import net from 'node:net';
+import tls from 'node:tls';
+import type { Logger } from '../logger.js';
+import type { Conn, SessionDeps } from './session.js';
+import { Session } from './session.js';
+
+/** What the listeners need of the certificate source (src/tls). */
+export interface TlsSource {
+  secureContext(): tls.SecureContext;
+  serverOptions(): tls.TlsOptions;
+  attach(server: tls.Server): () => void;
+}
+
+/** Autologout after 30 minutes without a command (DECISIONS.md section 14; RFC 9051's minimum). */
+export const AUTOLOGOUT_MS = 30 * 60_000;
+/** A TLS handshake that takes longer than this is abandoned. */
+const HANDSHAKE_MS = 30_000;
+const MAX_CONNECTIONS = 2000;
+
+/**
+ * Runs one session on a socket: bytes in, responses out, STARTTLS (the plain socket is wrapped and
+ * anything the client sent after the command is dropped, so nothing injected in clear text runs
+ * as if protected), autologout, and cleanup however the connection ends.
+ */
+function serve(socket: net.Socket, opts: { starttls: boolean; secure: boolean; tls: TlsSource; deps: SessionDeps; logger: Logger; timeoutMs: number; sockets: Set<net.Socket> }): void {
+  let current: net.Socket = socket;
+  let secure = opts.secure;
+  opts.sockets.add(socket);
+  const onData = (d: Buffer) => session.push(d);
+  const conn: Conn = {
+    get secure() { return secure; },
+    starttls: opts.starttls,
+    ip: (socket.remoteAddress ?? '').replace(/^::ffff:/, ''),
+    write(data) {
+      if (current.destroyed || !current.writable) return;
+      if (typeof data === 'string') current.write(data);
+      else for (const d of data) current.write(d);
+    },
+    upgrade() {
+      return new Promise<void>((resolve) => {
+        current.off('data', onData);
+        session.discardInput();
+        const wrapped = new tls.TLSSocket(current, { isServer: true, secureContext: opts.tls.secureContext(), ...pickSni(opts.tls) });
+        const guard = setTimeout(() => wrapped.destroy(), HANDSHAKE_MS);
+        wrapped.once('secure', () => { clearTimeout(guard); secure = true; resolve(); });
+        wrapped.on('error', () => { clearTimeout(guard); wrapped.destroy(); resolve(); });
+        wrapped.on('close', () => session.close());
+        wrapped.on('data', onData);
+        current = wrapped;
+        opts.sockets.add(wrapped);
+      });
+    },
+    close() {
+      current.end();
+      setTimeout(() => current.destroy(), 2000).unref();
+    },
+  };
+  const session = new Session(conn, opts.deps);
+  socket.setTimeout(opts.timeoutMs, () => {
+    session.send('* BYE autologout: idle for too long');
+    session.close();
+  });
+  socket.on('data', onData);
+  socket.on('error', () => undefined);
+  socket.on('close', () => { opts.sockets.delete(socket); session.close(); });
+  session.greet();
+}
+
+/** The SNI callback of the source's options, so a swapped certificate reaches STARTTLS handshakes too. */
+function pickSni(source: TlsSource): Pick<tls.TlsOptions, 'SNICallback'> {
+  const o = source.serverOptions();
+  return o.SNICallback ? { SNICallback: o.SNICallback } : {};
+}
+
+/** The two IMAP listeners: implicit TLS (993) and STARTTLS (143), either disabled when its port is null. */
+export function createImapListeners(opts: { host: string; port: number | null; starttlsPort: number | null; tls: TlsSource; deps: SessionDeps; logger: Logger; timeoutMs?: number }) {
+  const sockets = new Set<net.Socket>();
+  const timeoutMs = opts.timeoutMs ?? AUTOLOGOUT_MS;
+  const common = { tls: opts.tls, deps: opts.deps, logger: opts.logger, timeoutMs, sockets };
+  const servers: net.Server[] = [];
+  let detach: (() => void) | null = null;
+
+  function listen(server: net.Server, port: number): Promise<number> {
+    server.maxConnections = MAX_CONNECTIONS;
+    servers.push(server);
+    return new Promise((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(port, opts.host, () => resolve((server.address() as net.AddressInfo).port));
+    });
+  }
+
+  return {
+    /** Starts both; resolves with the ports (null for a disabled one). */
+    async listen(): Promise<{ imapPort: number | null; imapStarttlsPort: number | null }> {
+      let imapPort: number | null = null;
+      let imapStarttlsPort: number | null = null;
+      if (opts.port !== null) {
+        const implicit = tls.createServer({ ...opts.tls.serverOptions(), handshakeTimeout: HANDSHAKE_MS }, (s) => serve(s, { ...common, starttls: false, secure: true }));
+        implicit.on('tlsClientError', () => undefined);
+        detach = opts.tls.attach(implicit);
+        imapPort = await listen(implicit, opts.port);
+      }
+      if (opts.starttlsPort !== null) {
+        const plain = net.createServer((s) => serve(s, { ...common, starttls: true, secure: false }));
+        imapStarttlsPort = await listen(plain, opts.starttlsPort);
+      }
+      return { imapPort, imapStarttlsPort };
+    },
+
+    /** Stops accepting and ends every session with BYE. */
+    async close(): Promise<void> {
+      detach?.();
+      const closed = servers.map((s) => new Promise<void>((resolve) => s.close(() => resolve())));
+      for (const s of sockets) {
+        if (!s.destroyed && s.writable) s.write('* BYE server shutting down\r\n');
+        s.destroy();
+      }
+      await Promise.all(closed);
+    },
+  };
+}

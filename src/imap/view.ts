@@ -1,0 +1,134 @@
+import type { FolderEntry, FolderRow } from '../emails/folder-messages.js';
+import { formatSet, inSet, type SeqSet } from './parser.js';
+
+/** The flags of an entry as IMAP shows them (\Seen from `read`). */
+export function flagsOf(e: FolderEntry): string[] {
+  const out = e.flags === '' ? [] : e.flags.split(' ');
+  if (e.read) out.unshift('\\Seen');
+  return out;
+}
+
+/** What a refresh found to tell the client. */
+export interface Announcements {
+  /** Lines to send, in order (EXPUNGE/VANISHED, EXISTS, FETCH). */
+  lines: string[];
+}
+
+/**
+ * A selected folder as this session's client knows it: messages in UID order (the position is the
+ * sequence number), each message's last flags and marker, and the marker up to which changes were
+ * read. Changes from any face (REST, SMTP delivery, other IMAP sessions) are folded in by
+ * `apply`, which says what to announce; removals wait while the command in progress may not
+ * announce them (non-UID FETCH, STORE, SEARCH).
+ */
+export class FolderView {
+  entries: FolderEntry[];
+  private byId = new Map<number, FolderEntry>();
+  /** Ids that left the folder and are not yet announced. */
+  private gone = new Set<number>();
+  private changedFlags = new Set<number>();
+  private added = false;
+
+  constructor(readonly folder: FolderRow, entries: FolderEntry[], public marker: number, readonly readOnly: boolean) {
+    this.entries = entries;
+    for (const e of entries) this.byId.set(e.id, e);
+  }
+
+  get exists(): number { return this.entries.length; }
+  get maxUid(): number { return this.entries.length ? this.entries[this.entries.length - 1].uid : 0; }
+
+  byUid(uid: number): FolderEntry | undefined {
+    let lo = 0;
+    let hi = this.entries.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const u = this.entries[mid].uid;
+      if (u === uid) return this.entries[mid];
+      if (u < uid) lo = mid + 1; else hi = mid - 1;
+    }
+    return undefined;
+  }
+
+  seqOf(e: FolderEntry): number {
+    return this.entries.indexOf(e) + 1;
+  }
+
+  /** The entries a sequence set (or UID set) names, in order. */
+  select(set: SeqSet, uid: boolean): FolderEntry[] {
+    if (uid) {
+      const max = this.maxUid;
+      return this.entries.filter((e) => inSet(set, e.uid, max));
+    }
+    const n = this.entries.length;
+    const out: FolderEntry[] = [];
+    for (const r of set) {
+      const from = r.from === Infinity ? n : r.from;
+      const to = r.to === Infinity ? n : r.to;
+      for (let i = Math.min(from, to); i <= Math.max(from, to) && i <= n; i++) if (i >= 1) out.push(this.entries[i - 1]);
+    }
+    return [...new Set(out)].sort((a, b) => a.uid - b.uid);
+  }
+
+  /** Whether a sequence set names numbers beyond the messages (BAD for non-UID commands). */
+  outOfRange(set: SeqSet): boolean {
+    return set.some((r) => (r.from !== Infinity && r.from > this.entries.length) || (r.to !== Infinity && r.to > this.entries.length));
+  }
+
+  /** Folds in one change of the mailbox's mail (one of this folder's or one that left it). */
+  apply(c: FolderEntry & { folder: string; deleted: boolean }): void {
+    const known = this.byId.get(c.id);
+    const here = !c.deleted && c.folder === this.folder.name;
+    if (known) {
+      if (!here || c.uid !== known.uid) { this.gone.add(c.id); return; }
+      if (known.flags !== c.flags || known.read !== c.read) this.changedFlags.add(c.id);
+      known.flags = c.flags;
+      known.read = c.read;
+      known.modseq = c.modseq;
+      return;
+    }
+    if (!here) return;
+    const e: FolderEntry = { id: c.id, uid: c.uid, flags: c.flags, read: c.read, modseq: c.modseq };
+    this.byId.set(e.id, e);
+    if (e.uid > this.maxUid) this.entries.push(e);
+    else { this.entries.push(e); this.entries.sort((a, b) => a.uid - b.uid); }
+    this.added = true;
+  }
+
+  /** Removes entries this session expunged or moved itself; answers their old sequence numbers. */
+  remove(ids: Iterable<number>): Array<{ seq: number; uid: number }> {
+    const drop = new Set(ids);
+    const out: Array<{ seq: number; uid: number }> = [];
+    this.entries.forEach((e, i) => { if (drop.has(e.id)) out.push({ seq: i + 1, uid: e.uid }); });
+    this.entries = this.entries.filter((e) => !drop.has(e.id));
+    for (const id of drop) { this.byId.delete(id); this.gone.delete(id); this.changedFlags.delete(id); }
+    return out;
+  }
+
+  /** Lines announcing removals: EXPUNGE per message (highest first, so numbers stay valid) or one VANISHED. */
+  static removalLines(removed: Array<{ seq: number; uid: number }>, qresync: boolean): string[] {
+    if (removed.length === 0) return [];
+    if (qresync) return [`* VANISHED ${formatSet(removed.map((r) => r.uid))}`];
+    return [...removed].sort((a, b) => b.seq - a.seq).map((r) => `* ${r.seq} EXPUNGE`);
+  }
+
+  /** What to tell the client of the changes folded in so far; removals only when `expunges` allows. */
+  announce(opts: { expunges: boolean; qresync: boolean; condstore: boolean }): string[] {
+    const lines: string[] = [];
+    if (opts.expunges && this.gone.size) lines.push(...FolderView.removalLines(this.remove([...this.gone]), opts.qresync));
+    for (const id of this.changedFlags) {
+      const e = this.byId.get(id);
+      if (!e) continue;
+      lines.push(`* ${this.seqOf(e)} FETCH (UID ${e.uid} FLAGS (${flagsOf(e).join(' ')})${opts.condstore ? ` MODSEQ (${e.modseq})` : ''})`);
+    }
+    this.changedFlags.clear();
+    if (this.added) { lines.push(`* ${this.entries.length} EXISTS`); this.added = false; }
+    return lines;
+  }
+
+  /** Forgets a pending flag announcement (the command answering for the message shows its flags itself). */
+  quiet(ids: Iterable<number>): void {
+    for (const id of ids) this.changedFlags.delete(id);
+  }
+
+  entry(id: number): FolderEntry | undefined { return this.byId.get(id); }
+}

@@ -1,0 +1,80 @@
+import tls from 'node:tls';
+import net from 'node:net';
+import type { ExecutionContext } from 'ava';
+import { ImapFlow } from 'imapflow';
+import type { Clock } from '../../src/clock.js';
+import { startTestApp } from './app.js';
+import { makeInbox, type Inbox } from './emails.js';
+
+export const PASSWORD = 'password-123';
+
+/** A running app with mailboxes (password PASSWORD); `imapPort` is IMAPS, `imapStarttlsPort` the STARTTLS port. */
+export async function imapApp(t: ExecutionContext, o: { clock?: Clock; count?: number; env?: Record<string, string> } = {}) {
+  const app = await startTestApp(t, { clock: o.clock, env: o.env });
+  const box = await makeInbox(app, { count: o.count });
+  return { app, box, imapPort: app.imapPort, imapStarttlsPort: app.imapStarttlsPort };
+}
+
+/** An imapflow client logged in over implicit TLS (closed after the test). */
+export async function imapClient(t: ExecutionContext, port: number, user: string, pass = PASSWORD, o: { qresync?: boolean } = {}): Promise<ImapFlow> {
+  const client = new ImapFlow({
+    host: '127.0.0.1', port, secure: true, auth: { user, pass }, logger: false,
+    tls: { rejectUnauthorized: false }, qresync: o.qresync ?? false, connectionTimeout: 20_000, greetingTimeout: 20_000,
+  });
+  client.on('error', () => undefined);
+  await client.connect();
+  t.teardown(() => client.logout().catch(() => client.close()));
+  return client;
+}
+
+/**
+ * A bare IMAP connection for exact exchanges and hostile input: `send` writes raw bytes, `until`
+ * waits (bounded) for a line matching a pattern and returns everything read so far.
+ */
+export async function rawImap(t: ExecutionContext, port: number, o: { secure?: boolean } = {}) {
+  const socket: net.Socket = o.secure === false
+    ? net.connect(port, '127.0.0.1')
+    : tls.connect({ port, host: '127.0.0.1', rejectUnauthorized: false });
+  let buf = '';
+  let closed = false;
+  let current: net.Socket = socket;
+  const onData = (d: Buffer) => { buf += d.toString('latin1'); };
+  socket.on('data', onData);
+  socket.on('error', () => undefined);
+  socket.on('close', () => { closed = true; });
+  t.teardown(() => current.destroy());
+  const api = {
+    get closed() { return closed; },
+    text: () => buf,
+    send(data: string | Buffer) { current.write(data); },
+    /** Waits for a line matching `re` after position `from`; returns the text from `from`. */
+    async until(re: RegExp, timeoutMs = 15_000, from = 0): Promise<string> {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const part = buf.slice(from);
+        if (part.split('\r\n').some((l) => re.test(l))) return part;
+        if (closed || Date.now() > deadline) throw new Error(`no line matching ${re} in: ${part.slice(-2000)}`);
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    },
+    /** Sends a tagged command and waits for its tagged answer; returns the lines in between. */
+    async cmd(tag: string, command: string, timeoutMs = 15_000): Promise<string> {
+      const from = buf.length;
+      current.write(`${tag} ${command}\r\n`);
+      return api.until(new RegExp(`^${tag} (OK|NO|BAD)`), timeoutMs, from);
+    },
+    /** Wraps the plain socket in TLS (after STARTTLS). */
+    async startTls(): Promise<void> {
+      socket.off('data', onData);
+      const secure = tls.connect({ socket, rejectUnauthorized: false });
+      await new Promise<void>((resolve, reject) => { secure.once('secureConnect', () => resolve()); secure.once('error', reject); });
+      secure.on('data', onData);
+      secure.on('close', () => { closed = true; });
+      current = secure;
+    },
+  };
+  await api.until(/^\* OK/);
+  return api;
+}
+export type RawImap = Awaited<ReturnType<typeof rawImap>>;
+export type { Inbox };
