@@ -34,6 +34,9 @@ export async function fromHeaderAddress(raw: Buffer): Promise<{ address: string 
   if (plain.length !== 1 || decoded.length !== 1) return { problem: 'the From: header must name exactly one address' };
   const a = plain[0].trim().toLowerCase();
   if (!a || a !== decoded[0].trim().toLowerCase()) return { problem: 'the From: header address is ambiguous' };
+  // A display name made of encoded words that decodes to address syntax would show a client another sender.
+  const name = (from?.value[0]?.name ?? '');
+  if (value.includes('=?') && /[@<>]/.test(name)) return { problem: 'the From: display name hides an address in encoded words' };
   return { address: a };
 }
 
