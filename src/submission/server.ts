@@ -108,10 +108,14 @@ export function createSubmissionListener(deps: {
           callback(Object.assign(new Error(`5.3.4 message exceeds fixed maximum message size of ${limits.maxSize} bytes`), { responseCode: 552 }));
           return;
         }
+        inFlight++;
         handlers.data(Buffer.concat(chunks), session).then(
           (r) => (r instanceof Error ? callback(r) : callback(null, r)),
           fail(callback),
-        );
+        ).finally(() => {
+          inFlight--;
+          if (inFlight === 0) drained?.();
+        });
       });
     },
   });
@@ -124,6 +128,14 @@ export function createSubmissionListener(deps: {
     return undefined;
   }
 
+  // Messages between their last byte and their 250: a stop lets them commit and answer first.
+  let inFlight = 0;
+  let drained: (() => void) | null = null;
+  const waitForInFlight = () => inFlight === 0 ? Promise.resolve() : new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, limits.closeGraceMs);
+    drained = () => { clearTimeout(timer); resolve(); };
+  });
+
   let closing: Promise<void> | null = null;
   return {
     /** Listens and resolves with the real port (the configured one may be 0). */
@@ -134,11 +146,12 @@ export function createSubmissionListener(deps: {
         resolve((server.server.address() as AddressInfo).port);
       });
     }),
-    /** Stops accepting; open sessions get 421 and are closed after a short grace. */
+    /** Stops accepting; messages being committed finish (up to closeGraceMs), then open sessions get 421 and are closed. */
     close(): Promise<void> {
       closing ??= (async () => {
         unsubscribeTls();
         const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+        await waitForInFlight();
         for (const c of [...server.connections] as Array<{ send(code: number, text: string): void }>) c.send(421, '4.3.2 service shutting down');
         await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
       })();
