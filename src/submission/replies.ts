@@ -17,6 +17,8 @@ export const TOO_MANY_RECIPIENTS = () => smtpReply(452, '4.5.3 too many recipien
 export const DAILY_LIMIT = () => smtpReply(450, '4.7.1 daily sending limit reached, try again later');
 /** RCPT to a hosted domain without that mailbox, alias or a catch-all. */
 export const UNKNOWN_USER = () => smtpReply(550, '5.1.1 mailbox unavailable: no such user here');
+/** RCPT of something that is not a plain local@domain address (outbound delivery could not route it). */
+export const BAD_RECIPIENT = (problem: string) => smtpReply(553, `5.1.3 recipient ${problem}`);
 /** A message the sender's own mailbox has no room to keep in Sent. */
 export const SENDER_FULL = () => smtpReply(552, '5.2.2 your mailbox is full: no room for the Sent copy');
 /** DATA past the advertised SIZE. */

@@ -1,12 +1,13 @@
 import type { SMTPServerEnvelope, SMTPServerSession } from 'smtp-server';
 import type { Core } from '../core.js';
+import { addressProblem } from '../domains/address.js';
 import type { RecipientResolver } from '../ingest/types.js';
 import type { Lockout } from '../mailboxes/lockout.js';
 import type { MailboxLogin, MailboxLogins } from '../mailboxes/logins.js';
 import { SenderFullError, type SubmissionRecipient, type SubmitMessage } from './deliver.js';
 import { completeHeaders, fromHeaderAddress } from './headers.js';
 import {
-  AUTH_FAILED, DAILY_LIMIT, LOCKED_OUT, NOT_YOUR_ADDRESS, SENDER_FULL, TOO_MANY_RECIPIENTS, UNKNOWN_USER,
+  AUTH_FAILED, BAD_RECIPIENT, DAILY_LIMIT, LOCKED_OUT, NOT_YOUR_ADDRESS, SENDER_FULL, TOO_MANY_RECIPIENTS, UNKNOWN_USER,
 } from './replies.js';
 import type { SubmissionHandlers } from './server.js';
 import { submissionStore, type SenderMailbox } from './store.js';
@@ -60,6 +61,8 @@ export function createSubmissionHandlers(core: Core, deps: {
       const map = routes.get(envelope) ?? new Map<string, SubmissionRecipient>();
       const key = address.toLowerCase();
       if (map.has(key)) return null;
+      const problem = addressProblem(key);
+      if (problem) return BAD_RECIPIENT(problem);
       if (map.size >= MAX_RECIPIENTS) return TOO_MANY_RECIPIENTS();
       const used = await submissionStore.sentRecipients(db, loginOf(session).mailboxId, clock.now());
       if (used + map.size >= config.submissionDailyLimit) return DAILY_LIMIT();

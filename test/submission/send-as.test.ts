@@ -93,4 +93,8 @@ test('the null sender is refused, and a relay attempt without a login never gets
   t.regex(await s.cmd(`AUTH PLAIN ${plainToken(box.address, PASSWORD)}`), /^235 /);
   t.regex(await s.cmd('MAIL FROM:<>'), /^553 5\.7\.1 /);
   t.regex(await s.cmd('RCPT TO:<victim@elsewhere.test>'), /^503 /, 'no transaction without an accepted MAIL');
+  t.regex(await s.cmd(`MAIL FROM:<${box.address}>`), /^250 /);
+  t.regex(await s.cmd('RCPT TO:<no-domain>'), /^501 /, 'a recipient without a domain (smtp-server refuses the syntax)');
+  t.regex(await s.cmd('RCPT TO:<a@-bad-.test>'), /^5\d\d /, 'a recipient with a malformed domain');
+  t.regex(await s.cmd('RCPT TO:<victim@elsewhere.test>'), /^250 /, 'a logged-in sender may send anywhere');
 });
