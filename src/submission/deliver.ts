@@ -66,9 +66,11 @@ export function createSubmissionPath(core: Core, deps: {
     // One signature serves every copy: hosted recipients then see DKIM (and DMARC) pass as receivers elsewhere do.
     const signed = await sign(s.raw, s.fromDomain);
 
+    let sentCopy: number | null = null;
     if (s.sender) {
       try {
-        await deps.folders.append(s.sender.tenantId, s.sender.id, 'Sent', await deps.parseForSent(s.raw, ['\\Seen'], now));
+        const uid = await deps.folders.append(s.sender.tenantId, s.sender.id, 'Sent', await deps.parseForSent(s.raw, ['\\Seen'], now));
+        sentCopy = await submissionStore.emailIdAt(db, s.sender.id, 'Sent', uid);
       } catch (err) {
         if (err instanceof OverQuotaError) throw new SenderFullError('no room for the Sent copy');
         throw err;
@@ -78,7 +80,7 @@ export function createSubmissionPath(core: Core, deps: {
       if (external.length > 0) {
         const ref = await deps.outbound.putMessage(trx, signed, now);
         const rows: Insertable<OutboundTable>[] = external.map((rcpt) => ({
-          tenant_id: s.tenantId, kind: 'submission', email_id: null, inbound_id: null, message_ref: ref, mail_from: s.mailFrom,
+          tenant_id: s.tenantId, kind: 'submission', email_id: sentCopy, inbound_id: null, message_ref: ref, mail_from: s.mailFrom,
           rcpt_to: rcpt, via_domain: null, auth: null, next_attempt_at: now, last_response: null, created_at: now, updated_at: now,
         }));
         await deps.outbound.insert(trx, rows);

@@ -48,6 +48,11 @@ export const submissionStore = {
     return first ? { id: first.id, tenantId: first.tenant_id, address: first.address } : undefined;
   },
 
+  /** The id of the message with `uid` in a folder of a mailbox (the Sent copy an outbound item came from). */
+  emailIdAt: (db: Db, mailboxId: number, folder: string, uid: number) =>
+    db.selectFrom('emails').select('id').where('mailbox_id', '=', mailboxId).where('folder', '=', folder).where('uid', '=', uid)
+      .executeTakeFirst().then((r) => r?.id ?? null),
+
   /** Recipients the mailbox sent to in the 24 hours before `now`. */
   sentRecipients: (db: Db, mailboxId: number, now: number) =>
     db.selectFrom('submission_sends').select((eb) => eb.fn.sum<number>('recipients').as('n'))

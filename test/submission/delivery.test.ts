@@ -43,6 +43,9 @@ test('one submission: the external copy leaves through the queue with one DKIM s
 
   const [item] = await waitForItems(app, key, (items) => items.length === 1 && items[0].status === 'sent', 'the submission item sent');
   t.like(item, { kind: 'submission', mail_from: SENDER, rcpt_to: DEST, status: 'sent' });
+  const copy = await app.get(`/v1/emails/${item.email_id}`, key);
+  t.is(copy.status, 200, 'email_id names the Sent copy');
+  t.is(copy.body.data.folder, 'Sent');
 
   const friend = (await mailboxRow(app, FRIEND))!;
   const sender = (await mailboxRow(app, SENDER))!;
