@@ -20,14 +20,15 @@ test('the settings: defaults 587, 465 and 1000; empty disables a port; bad value
 });
 
 test('port 0 is logged as submission_port and submissions_port, and both listen on MAILSTEAD_SMTP_HOST', async (t) => {
-  const server = await startServerProcess(tempDir(t));
+  // A loaded machine may take a while to start a process from the sources.
+  const server = await startServerProcess(tempDir(t), {}, 120_000);
   t.teardown(() => { server.child.kill('SIGKILL'); });
   const found = await waitFor(() => {
     const lines = server.output().split('\n').filter((l) => l.startsWith('{')).map((l) => { try { return JSON.parse(l); } catch { return {}; } });
     const a = lines.find((j) => j.submission_port);
     const b = lines.find((j) => j.submissions_port);
     return a && b ? { plain: a, implicit: b } : null;
-  }, 'the submission port lines', 20_000);
+  }, 'the submission port lines', 60_000);
   const ports = found!;
   t.is(ports.plain.host, TEST_ENV.MAILSTEAD_SMTP_HOST);
   t.is(ports.implicit.host, TEST_ENV.MAILSTEAD_SMTP_HOST);

@@ -67,9 +67,9 @@ export async function lineSession(t: ExecutionContext, port: number, implicitTls
   };
   attach(socket);
   t.teardown(() => socket.destroy());
-  /** The next complete reply (its last line is `NNN text`), waited for up to 15 s. */
+  /** The next complete reply (its last line is `NNN text`), waited for up to 30 s (a loaded machine hashes passwords slowly). */
   async function reply(): Promise<string> {
-    const deadline = Date.now() + 15_000;
+    const deadline = Date.now() + 30_000;
     for (;;) {
       const lines = buffer.split('\r\n');
       const end = lines.findIndex((l, i) => i < lines.length - 1 && /^\d{3}(?: |$)/.test(l));
