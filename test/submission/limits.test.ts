@@ -59,3 +59,16 @@ test('a message over SIZE is refused with 552 and nothing is sent', async (t) =>
   const queued = await app.app.db.selectFrom('outbound').select('id').execute();
   t.is(queued.length, 0);
 });
+
+test('a sender whose mailbox has no room for the Sent copy is refused (552 5.2.2, API 422) and nothing leaves', async (t) => {
+  const { app, box } = await submissionApp(t);
+  // Quotas are set by the operator; here the row is filled up directly.
+  await app.app.db.updateTable('mailboxes').set({ quota_mb: 1, used_bytes: 1024 * 1024 }).where('id', '=', box.mailboxId).execute();
+  const r = await submit(app, 'implicit', box.address, { from: box.address, to: ['x@elsewhere.test'] }, rawMessage({ from: box.address, to: 'x@elsewhere.test', subject: 'full' }));
+  t.false(r.ok);
+  if (!r.ok) t.regex(r.err.response ?? '', /^552 5\.2\.2 /);
+  const api = await app.post('/v1/mail/send', box.key, { from: box.address, to: ['x@elsewhere.test'], subject: 'full', text: 'x' });
+  t.is(api.status, 422);
+  t.regex(api.body.reason, /quota/);
+  t.is((await app.app.db.selectFrom('outbound').select('id').execute()).length, 0);
+});
