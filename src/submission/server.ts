@@ -1,10 +1,10 @@
 import type { AddressInfo } from 'node:net';
-import { SMTPServer, type SMTPServerAuthentication, type SMTPServerEnvelope, type SMTPServerSession } from 'smtp-server';
+import { SMTPServer, type SMTPServerAuthentication, type SMTPServerSession } from 'smtp-server';
 import type { Logger } from '../logger.js';
 import { createConnectionLimits } from '../smtp/limits.js';
 import type { SmtpReply } from '../smtp/replies.js';
 import type { CertificateSource } from '../tls/index.js';
-import { AUTH_REQUIRED_TEXT, TOO_MANY_CONNECTIONS } from './replies.js';
+import { AUTH_REQUIRED_TEXT, LOCAL_ERROR, TOO_BIG, TOO_MANY_CONNECTIONS } from './replies.js';
 import { markSubmissionServer } from './wire.js';
 
 /** The limits of a submission listener. */
@@ -25,15 +25,13 @@ export const SUBMISSION_LIMITS: SubmissionLimits = {
   closeGraceMs: 8_000,
 };
 
-/** What a listener does with each step of a session; each answers null to go on or the reply that refuses. */
+/** What a listener does with each step of a session; each answers null (or the login, or the 250 text) to go on, or the reply that refuses. */
 export interface SubmissionHandlers {
   auth(auth: SMTPServerAuthentication, session: SMTPServerSession): Promise<{ user: unknown } | SmtpReply>;
   mailFrom(address: string, session: SMTPServerSession): Promise<SmtpReply | null>;
   rcptTo(address: string, session: SMTPServerSession): Promise<SmtpReply | null>;
   /** The whole message (at most SIZE bytes); answers the 250 text or the refusal. */
   data(raw: Buffer, session: SMTPServerSession): Promise<string | SmtpReply>;
-  /** A session ended (RSET and EHLO start a new envelope; this is the end of the connection). */
-  closed(session: SMTPServerSession): void;
 }
 
 /**
@@ -49,7 +47,7 @@ export function createSubmissionListener(deps: {
   const perAddress = createConnectionLimits(limits.maxPerAddress);
   const fail = (cb: (err?: Error | null) => void) => (err: unknown) => {
     logger.error({ err }, 'submission handler failed');
-    cb(Object.assign(new Error('4.3.0 temporary local problem, try again later'), { responseCode: 451 }));
+    cb(LOCAL_ERROR());
   };
 
   const server: SMTPServer = new SMTPServer({
@@ -77,7 +75,6 @@ export function createSubmissionListener(deps: {
 
     onClose(session) {
       perAddress.release(session.id, session.remoteAddress);
-      handlers.closed(session);
     },
 
     onAuth(auth, session, callback) {
@@ -105,7 +102,7 @@ export function createSubmissionListener(deps: {
       stream.on('data', (c: Buffer) => { if (!stream.sizeExceeded) chunks.push(c); });
       stream.once('end', () => {
         if (stream.sizeExceeded) {
-          callback(Object.assign(new Error(`5.3.4 message exceeds fixed maximum message size of ${limits.maxSize} bytes`), { responseCode: 552 }));
+          callback(TOO_BIG(limits.maxSize));
           return;
         }
         inFlight++;
@@ -160,6 +157,3 @@ export function createSubmissionListener(deps: {
   };
 }
 export type SubmissionListener = ReturnType<typeof createSubmissionListener>;
-
-/** The envelope's accepted recipients so far, as smtp-server keeps them. */
-export const recipientsOf = (envelope: SMTPServerEnvelope) => envelope.rcptTo.map((r) => r.address);

@@ -96,7 +96,5 @@ export function createSubmissionHandlers(core: Core, deps: {
       logger.info({ mailbox_id: login.mailboxId, recipients: recipients.length }, 'submission accepted');
       return `2.0.0 Ok: queued as ${message.messageId}`;
     },
-
-    closed() { /* per-transaction state lives in WeakMaps keyed by the envelope */ },
   };
 }
