@@ -20,6 +20,7 @@ import { createHttpApp } from './http/server.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { installSmtp } from './smtp/index.js';
+import { installSubmission } from './submission/index.js';
 import { taskCronJobs } from './tasks/cron.js';
 import { createTaskQueue } from './tasks/queue.js';
 import { createTenantService } from './tenants/service.js';
@@ -95,6 +96,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const outbound = installOutbound(core, { srs: bounces.srs, ingest: emails.ingest, resolve: bounces.resolve, testing: outboundTesting });
   const dns = installDns(core, { domains });
   const imap = installImap(core, { emails, tls });
+  const submission = installSubmission(core, { resolve: bounces.resolve, emails, folders: imap.messages, outbound, tls });
 
   const lifecycle = { draining: false };
   const http = createHttpApp({ registry, logger, publicUrl: config.publicUrl, metrics, lifecycle, wellKnown: [acme.challenges.middleware] });
@@ -114,9 +116,10 @@ export async function createApp({ config, clock = systemClock, logger = createLo
     tls,
     imap,
     acme,
+    submission,
 
     /** Starts the worker, the listeners and cron; resolves with the real ports. */
-    async start(): Promise<{ httpPort: number; smtpPort: number; imapPort: number | null; imapStarttlsPort: number | null }> {
+    async start(): Promise<{ httpPort: number; smtpPort: number; imapPort: number | null; imapStarttlsPort: number | null; submissionPort: number | null; submissionsPort: number | null }> {
       await queue.start();
       await webhooks.start();
       await emails.start();
@@ -129,10 +132,11 @@ export async function createApp({ config, clock = systemClock, logger = createLo
       const httpPort = (server.address() as AddressInfo).port;
       const smtpPort = await smtp.listen();
       const { imapPort, imapStarttlsPort } = await imap.listen();
+      const { submissionPort, submissionsPort } = await submission.listen();
       outbound.start();
       cron.start();
       acme.start(); // the CA validates HTTP-01 through the listener opened above
-      return { httpPort, smtpPort, imapPort, imapStarttlsPort };
+      return { httpPort, smtpPort, imapPort, imapStarttlsPort, submissionPort, submissionsPort };
     },
 
     /** Stops accepting, lets in-flight HTTP requests, SMTP sessions and tasks finish, closes the database. */
@@ -141,7 +145,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
       await cron.stop();
       lifecycle.draining = true;
       const httpClosed = server ? closeHttp(server) : Promise.resolve();
-      await Promise.all([httpClosed, smtp.close(), imap.close(), webhooks.stop(), outbound.stop()]);
+      await Promise.all([httpClosed, smtp.close(), imap.close(), submission.close(), webhooks.stop(), outbound.stop()]);
       await emails.stop();
       await smtp.stopParsers();
       await queue.stop();

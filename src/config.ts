@@ -18,6 +18,12 @@ export interface Config {
   imapPort: number | null;
   /** IMAP with STARTTLS; null when disabled (empty). */
   imapStarttlsPort: number | null;
+  /** SMTP submission with STARTTLS; null when disabled (empty). */
+  submissionPort: number | null;
+  /** SMTP submission with implicit TLS; null when disabled (empty). */
+  submissionsPort: number | null;
+  /** Recipients one mailbox may send to per rolling 24 hours. */
+  submissionDailyLimit: number;
   hostname: string;
   mxHosts: [string, string];
   publicUrl: string;
@@ -57,6 +63,7 @@ const VARS = [
   'MAILSTEAD_OUTBOUND_RETRY_SCHEDULE', 'MAILSTEAD_OUTBOUND_MAX_AGE_SECONDS',
   'MAILSTEAD_IMAP_PORT', 'MAILSTEAD_IMAP_STARTTLS_PORT',
   'MAILSTEAD_ACME_EMAIL', 'MAILSTEAD_ACME_DIRECTORY',
+  'MAILSTEAD_SUBMISSION_PORT', 'MAILSTEAD_SUBMISSIONS_PORT', 'MAILSTEAD_SUBMISSION_DAILY_LIMIT',
 ] as const;
 type VarName = (typeof VARS)[number];
 
@@ -76,6 +83,9 @@ const rawSchema = {
     MAILSTEAD_SMTP_PORT: { type: 'string', pattern: PORT },
     MAILSTEAD_IMAP_PORT: { type: 'string', pattern: `^$|${PORT}` },
     MAILSTEAD_IMAP_STARTTLS_PORT: { type: 'string', pattern: `^$|${PORT}` },
+    MAILSTEAD_SUBMISSION_PORT: { type: 'string', pattern: `^$|${PORT}` },
+    MAILSTEAD_SUBMISSIONS_PORT: { type: 'string', pattern: `^$|${PORT}` },
+    MAILSTEAD_SUBMISSION_DAILY_LIMIT: { type: 'string', pattern: '^[1-9][0-9]{0,8}$' },
     MAILSTEAD_HOSTNAME: { type: 'string', pattern: `^$|${HOST_NAME}` },
     MAILSTEAD_MX_HOSTS: { type: 'string', pattern: `^$|^${HOST_NAME.slice(1, -1)},${HOST_NAME.slice(1, -1)}$` },
     MAILSTEAD_PUBLIC_URL: { type: 'string', pattern: '^https?://[^\\s/]+(/[^\\s]*[^/\\s])?$' },
@@ -143,7 +153,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   check(smtpPort <= 65535, 'MAILSTEAD_SMTP_PORT', raw.MAILSTEAD_SMTP_PORT, 'must be 0 to 65535');
   const outboundPort = Number(raw.MAILSTEAD_OUTBOUND_PORT);
   check(outboundPort <= 65535, 'MAILSTEAD_OUTBOUND_PORT', raw.MAILSTEAD_OUTBOUND_PORT, 'must be 1 to 65535');
-  const optionalPort = (name: 'MAILSTEAD_IMAP_PORT' | 'MAILSTEAD_IMAP_STARTTLS_PORT') => {
+  const optionalPort = (name: 'MAILSTEAD_IMAP_PORT' | 'MAILSTEAD_IMAP_STARTTLS_PORT' | 'MAILSTEAD_SUBMISSION_PORT' | 'MAILSTEAD_SUBMISSIONS_PORT') => {
     if (raw[name] === '') return null;
     const n = Number(raw[name]);
     check(n <= 65535, name, raw[name], 'must be 0 to 65535, or empty to disable');
@@ -164,6 +174,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     smtpPort,
     imapPort: optionalPort('MAILSTEAD_IMAP_PORT'),
     imapStarttlsPort: optionalPort('MAILSTEAD_IMAP_STARTTLS_PORT'),
+    submissionPort: optionalPort('MAILSTEAD_SUBMISSION_PORT'),
+    submissionsPort: optionalPort('MAILSTEAD_SUBMISSIONS_PORT'),
+    submissionDailyLimit: Number(raw.MAILSTEAD_SUBMISSION_DAILY_LIMIT),
     hostname: host,
     mxHosts: [mx[0], mx[1]] as [string, string],
     publicUrl: raw.MAILSTEAD_PUBLIC_URL,

@@ -4,10 +4,11 @@ import type { IngestTables } from '../ingest/tables.js';
 import type { EmailTables } from '../emails/tables.js';
 import type { WebhookTables } from '../webhooks/tables.js';
 import type { OutboundTables } from '../outbound/tables.js';
+import type { SubmissionTables } from '../submission/tables.js';
 
 /**
  * The whole database as Kysely sees it: the foundation's tables plus each capability's. A
  * capability declares its own tables in `src/<capability>/tables.ts` and adds them to this
  * intersection.
  */
-export type Database = CoreTables & RecipientTables & MailboxTables & IngestTables & EmailTables & WebhookTables & OutboundTables;
+export type Database = CoreTables & RecipientTables & MailboxTables & IngestTables & EmailTables & WebhookTables & OutboundTables & SubmissionTables;

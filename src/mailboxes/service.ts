@@ -109,13 +109,17 @@ export function createMailboxService(deps: {
     async list(key: ApiKey, hostname: string, includeCredentials: boolean) {
       const host = normalizeHostname(hostname);
       const domain = await ownedDomain(db, key, host);
-      const results: Record<string, { provisioning_status: string; mailbox_quota: string; created_at: string; imap_credentials?: object }> = {};
+      const results: Record<string, { provisioning_status: string; mailbox_quota: string; created_at: string; imap_credentials?: object; submission_credentials?: object }> = {};
       for (const m of await store.listForDomain(db, domain.id)) {
         results[m.address] = {
           provisioning_status: m.status,
           mailbox_quota: `${m.quota_mb}MB`,
           created_at: ddmmyyyy(m.created_at),
-          ...(includeCredentials ? { imap_credentials: { host: config.hostname, port: config.imapPort || 993, encryption: 'ssl' } } : {}),
+          // Submission sits beside IMAP (DECISIONS.md section 13): the STARTTLS port, 587 when it is 0 or unset.
+          ...(includeCredentials ? {
+            imap_credentials: { host: config.hostname, port: config.imapPort || 993, encryption: 'ssl' },
+            submission_credentials: { host: config.hostname, port: config.submissionPort || 587, encryption: 'starttls' },
+          } : {}),
         };
       }
       return { domain: host, results };

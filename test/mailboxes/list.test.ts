@@ -22,15 +22,17 @@ test('the mailbox list, with and without IMAP credentials', async (t) => {
     status: 'success',
   });
   const imap = { host: 'mx.mailstead.test', port: 993, encryption: 'ssl' };
+  const submission = { host: 'mx.mailstead.test', port: 587, encryption: 'starttls' };
   for (const flag of ['1', 'true']) {
     const r = await app.get(`/v1/list/mailbox?domain=List.Example&include_credentials=${flag}`, key);
     t.is(r.status, 200);
-    t.deepEqual(r.body.results['a@list.example'], { provisioning_status: 'active', mailbox_quota: '0MB', created_at: '31-01-2024', imap_credentials: imap });
+    t.deepEqual(r.body.results['a@list.example'], { provisioning_status: 'active', mailbox_quota: '0MB', created_at: '31-01-2024', imap_credentials: imap, submission_credentials: submission });
     t.deepEqual(Object.keys(r.body.results), ['a@list.example', 'b@list.example']);
   }
   for (const flag of ['0', 'false']) {
     const r = await app.get(`/v1/list/mailbox?domain=list.example&include_credentials=${flag}`, key);
     t.false('imap_credentials' in r.body.results['a@list.example']);
+    t.false('submission_credentials' in r.body.results['a@list.example']);
   }
   const empty = await domain(app, key, 'empty.example');
   t.deepEqual((await app.get(`/v1/list/mailbox?domain=${empty}`, key)).body, { domain: 'empty.example', results: {}, status: 'success' });

@@ -9,6 +9,7 @@ import * as m007 from './007_inbound_queue_cover.js';
 import * as m008 from './008_journal_state.js';
 import * as m009 from './009_outbound.js';
 import * as m010 from './010_folders.js';
+import * as m011 from './011_submission.js';
 
 /**
  * Every migration, by name; names sort in the order they run. A capability adds its own numbered
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '008_journal_state': m008,
   '009_outbound': m009,
   '010_folders': m010,
+  '011_submission': m011,
 };
