@@ -22,6 +22,7 @@ import { createTaskQueue } from './tasks/queue.js';
 import { createTenantService } from './tenants/service.js';
 import { createTenantStore } from './tenants/store.js';
 import { installWebhooks } from './webhooks/index.js';
+import { dashboard } from './web/index.js';
 
 const HTTP_DRAIN_MS = 8_000;
 
@@ -77,6 +78,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
 
   const lifecycle = { draining: false };
   const http = createHttpApp({ registry, logger, publicUrl: config.publicUrl, metrics, lifecycle });
+  http.use(dashboard());                                     // GET / and its files; after the API routes
   let server: Server | null = null;
 
   return {
