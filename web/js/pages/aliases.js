@@ -1,7 +1,7 @@
 // Aliases and forwarders: create (with catch-all and send-as), edit destinations, activate or
 // deactivate, delete. Every change is a queued task polled to its end.
 import { get, post } from '../api.js';
-import { fill, h, field, checkbox, table, uid } from '../dom.js';
+import { fill, h, field, checkbox, table } from '../dom.js';
 import { domainPicker, explain, messages, pageTitle, runTask } from '../ui.js';
 
 /** @param {HTMLElement} main */
@@ -85,8 +85,7 @@ export async function render(main) {
     })));
   }
 
-  const listId = uid('h');
   fill(main, pageTitle('Aliases'), picker.el, msg.el, form,
-    h('section', { 'aria-labelledby': listId }, h('h2', { id: listId }, 'Aliases'), listArea));
+    h('section', {}, h('h2', {}, 'Aliases'), listArea));
   await refresh();
 }

@@ -1,7 +1,7 @@
 // Domains: add root and sub-domains (queued tasks with progress), DNS records with their status
 // and a check button, delete.
 import { post } from '../api.js';
-import { fill, h, field, table, uid } from '../dom.js';
+import { fill, h, field, table } from '../dom.js';
 import { explain, listDomains, messages, pageTitle, runTask } from '../ui.js';
 
 /** The DNS records of one hostname as a table. @param {string} host @param {any[]} records */
@@ -90,8 +90,7 @@ export async function render(main) {
     ])));
   }
 
-  const listId = uid('h');
   fill(main, pageTitle('Domains'), msg.el, addForm, subForm, records,
-    h('section', { 'aria-labelledby': listId }, h('h2', { id: listId }, 'Your domains'), listArea));
+    h('section', {}, h('h2', {}, 'Your domains'), listArea));
   await refresh();
 }

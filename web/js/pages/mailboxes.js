@@ -1,7 +1,7 @@
 // Mailboxes: create one or many (generated passwords shown once), the connection settings the API
 // returns (imap_credentials, and any other *_credentials such as submission), delete.
 import { get, post } from '../api.js';
-import { fill, h, field, table, uid } from '../dom.js';
+import { fill, h, field, table } from '../dom.js';
 import { domainPicker, explain, messages, pageTitle, runTask, shownOnce } from '../ui.js';
 
 /** "imap_credentials" -> "IMAP", "submission_credentials" -> "Submission". @param {string} name */
@@ -105,8 +105,7 @@ export async function render(main) {
     ])));
   }
 
-  const listId = uid('h');
   fill(main, pageTitle('Mailboxes'), picker.el, msg.el, once, single, bulk,
-    h('section', { 'aria-labelledby': listId }, h('h2', { id: listId }, 'Mailboxes'), listArea));
+    h('section', {}, h('h2', {}, 'Mailboxes'), listArea));
   await refresh();
 }

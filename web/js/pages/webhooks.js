@@ -99,8 +99,7 @@ export async function render(main) {
     ])));
   }
 
-  const listId = uid('h');
   fill(main, pageTitle('Webhooks'), msg.el, once, form,
-    h('section', { 'aria-labelledby': listId }, h('h2', { id: listId }, 'Webhooks'), listArea), log);
+    h('section', {}, h('h2', {}, 'Webhooks'), listArea), log);
   await refresh();
 }
