@@ -37,6 +37,10 @@ test('mail sent over SMTP appears without a reload; reading, marking read and de
   await goTo(page, 'Inbox');
   await page.getByText('No messages here.').waitFor();
   await page.evaluate(() => { (window as any).sameDocument = true; });
+  // The folder filter shows only where the API has folders (its OpenAPI description says so).
+  const openapi = (await app.get('/openapi.json')).body;
+  const folders = openapi.paths['/api/v1/emails'].get.parameters.some((p: { name: string }) => p.name === 'folder');
+  t.is(await page.getByLabel('Folder').isVisible(), folders);
 
   await smtpSend(app, {
     to: inbox.address, subject: 'Quarterly numbers',

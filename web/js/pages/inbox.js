@@ -20,6 +20,19 @@ async function allMailboxes() {
   return out.sort(([a], [b]) => a.localeCompare(b));
 }
 
+/**
+ * Whether this server's emails API has folders (DECISIONS.md section 14): its own OpenAPI
+ * description (public, generated from the validating schemas) says whether the list takes `folder`.
+ */
+async function apiHasFolders() {
+  try {
+    const res = await fetch('/api/openapi.json', { cache: 'no-store', credentials: 'omit' });
+    const doc = await res.json();
+    const op = doc.paths?.['/api/v1/emails'] ?? doc.paths?.['/v1/emails'];
+    return (op?.get?.parameters ?? []).some((/** @type {any} */ p) => p.name === 'folder' && p.in === 'query');
+  } catch { return false; }
+}
+
 /** A date input's value as the ISO bound of that day (start or end) in the reader's time zone. @param {string} v @param {boolean} end */
 function dayBound(v, end) {
   if (!v) return undefined;
@@ -64,9 +77,13 @@ export async function render(main) {
     };
   }
 
+  /** Counts list loads: an answer that arrives after a newer request was made is dropped. */
+  let loads = 0;
   async function load() {
+    const mine = ++loads;
     let page;
-    try { page = await get('/v1/emails', query()); } catch (e) { msg.error(e); return; }
+    try { page = await get('/v1/emails', query()); } catch (e) { if (mine === loads) msg.error(e); return; }
+    if (mine !== loads) return;
     msg.clear();
     fill(fresh);
     const items = /** @type {any[]} */ (page.data ?? []);
@@ -126,6 +143,7 @@ export async function render(main) {
 
   fill(main, pageTitle('Inbox'), filters, msg.el, fresh,
     h('div', { class: 'inbox' }, h('div', { class: 'list-col' }, listEl, pager), pane));
+  if (await apiHasFolders()) { hasFolders = true; folderField.hidden = false; }
   try {
     for (const [addr, id] of await allMailboxes()) mailbox.append(h('option', { value: String(id) }, addr));
   } catch (e) { msg.error(`The mailbox list could not be loaded: ${explain(e)}`); }
