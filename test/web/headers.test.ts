@@ -47,6 +47,7 @@ test('unknown dashboard paths, other methods and the API keep their own answers'
   t.is(missing.status, 404);
   t.deepEqual(await missing.json(), { status: 'error', reason: 'Route not found' });
   t.is((await fetch(origin + '/../package.json')).status, 404);
+  t.is((await fetch(origin + '/tsconfig.json')).status, 404, 'only what the browser needs is served');
   t.is((await fetch(origin + '/%2e%2e/package.json')).status, 404);
   const post = await fetch(origin + '/', { method: 'POST' });
   t.is(post.status, 405);

@@ -1,6 +1,6 @@
 import { createServer } from 'node:net';
 import test from 'ava';
-import nodemailer from 'nodemailer';
+import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { startTestApp, type TestClient } from '../helpers/app.js';
 import { goTo, newPage, shareBrowser, signIn } from '../helpers/browser.js';
 import { makeInbox } from '../helpers/emails.js';
@@ -9,7 +9,7 @@ import { PRIVATE_HOOKS, startReceiver, subscribeAll, waitFor } from '../helpers/
 const browser = shareBrowser(test);
 
 /** Sends one message over SMTP to the app with nodemailer, as a remote server would. */
-async function smtpSend(app: TestClient, mail: nodemailer.SendMailOptions) {
+async function smtpSend(app: TestClient, mail: SendMailOptions) {
   const transport = nodemailer.createTransport({ host: '127.0.0.1', port: app.smtpPort, secure: false, ignoreTLS: true, name: 'client.example' });
   try { return await transport.sendMail({ from: 'Carol Sender <carol@sender.example>', ...mail }); } finally { transport.close(); }
 }
@@ -36,7 +36,7 @@ test('mail sent over SMTP appears without a reload; reading, marking read and de
   await signIn(page, `http://127.0.0.1:${app.httpPort}`, inbox.key);
   await goTo(page, 'Inbox');
   await page.getByText('No messages here.').waitFor();
-  await page.evaluate(() => { (window as any).sameDocument = true; });
+  await page.evaluate('window.sameDocument = true');
   // The folder filter shows only where the API has folders (its OpenAPI description says so).
   const openapi = (await app.get('/openapi.json')).body;
   const folders = openapi.paths['/api/v1/emails'].get.parameters.some((p: { name: string }) => p.name === 'folder');
@@ -50,7 +50,7 @@ test('mail sent over SMTP appears without a reload; reading, marking read and de
   await smtpSend(app, { to: inbox.mailboxes[1].address, subject: 'For the other mailbox', text: 'Second mailbox.' });
   const messages = page.getByRole('list', { name: 'Messages' });
   await messages.getByRole('button', { name: /Quarterly numbers/ }).waitFor({ timeout: 30_000 });
-  t.true(await page.evaluate(() => (window as any).sameDocument === true), 'no reload happened');
+  t.true(await page.evaluate<boolean>('window.sameDocument === true'), 'no reload happened');
   t.regex(await messages.getByRole('button', { name: /Quarterly numbers/ }).innerText(), /Carol Sender/);
   await messages.getByRole('button', { name: /For the other mailbox/ }).waitFor({ timeout: 30_000 });
 
@@ -93,14 +93,14 @@ test('mail sent over SMTP appears without a reload; reading, marking read and de
   const emailId = (await app.get(`/v1/emails?mailbox_id=${inbox.mailboxId}`, inbox.key)).body.data[0].id;
   await pane.getByRole('button', { name: 'Mark as read' }).click();
   await pane.getByText('Marked as read.').waitFor();
-  const read = await waitFor(() => receiver.requests.find((r) => r.body?.event === 'email.read'), 'email.read', 20_000);
+  const read = (await waitFor(() => receiver.requests.find((r) => r.body?.event === 'email.read'), 'email.read', 20_000))!;
   t.deepEqual(read.body.data, { email_id: emailId, mailbox_id: inbox.mailboxId });
   t.is(await pane.getByRole('button', { name: 'Mark as read' }).count(), 0);
 
   // Delete (confirmed): email.deleted, and the message leaves the list.
   await pane.getByRole('button', { name: 'Delete' }).click();
   await pane.getByText('The message was deleted.').waitFor();
-  const deleted = await waitFor(() => receiver.requests.find((r) => r.body?.event === 'email.deleted'), 'email.deleted', 20_000);
+  const deleted = (await waitFor(() => receiver.requests.find((r) => r.body?.event === 'email.deleted'), 'email.deleted', 20_000))!;
   t.deepEqual(deleted.body.data, { email_id: emailId, mailbox_id: inbox.mailboxId });
   await messages.getByRole('button', { name: /Quarterly numbers/ }).waitFor({ state: 'detached' });
   t.is((await app.get(`/v1/emails/${emailId}`, inbox.key)).status, 404);

@@ -1,4 +1,4 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import type { Page } from 'playwright-core';
 import { startTestApp, type TestClient } from '../helpers/app.js';
 import { goTo, newPage, shareBrowser, signIn } from '../helpers/browser.js';
@@ -9,7 +9,7 @@ const browser = shareBrowser(test);
 const PAGES = ['Domains', 'Mailboxes', 'Aliases', 'Inbox', 'Webhooks', 'Outbound'] as const;
 
 /** An account with something on every page: a domain, mailboxes, an alias, mail, a webhook. */
-async function populated(t: Parameters<Parameters<typeof test>[1]>[0]): Promise<{ app: TestClient; inbox: Inbox }> {
+async function populated(t: ExecutionContext): Promise<{ app: TestClient; inbox: Inbox }> {
   const app = await startTestApp(t, { env: PRIVATE_HOOKS });
   const inbox = await makeInbox(app, { count: 2, domain: 'a-rather-long-domain-name-for-phones.example' });
   const receiver = await startReceiver(t);
@@ -34,7 +34,7 @@ function luminance(css: string): number {
 }
 
 /** How far the page scrolls sideways (0 when it fits). */
-const sideScroll = (page: Page) => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+const sideScroll = (page: Page) => page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
 
 test('at 360 px every page fits without horizontal scrolling; the inbox reads at 1280 px too', async (t) => {
   const { app, inbox } = await populated(t);
@@ -75,10 +75,7 @@ test('the dark scheme is dark and the light scheme light, text readable in both'
     const { page, close } = await newPage(browser(), { colorScheme: scheme });
     try {
       await signIn(page, `http://127.0.0.1:${app.httpPort}`, key);
-      const style = await page.evaluate(() => {
-        const s = getComputedStyle(document.body);
-        return { bg: s.backgroundColor, fg: s.color };
-      });
+      const style = await page.evaluate<{ bg: string; fg: string }>('({ bg: getComputedStyle(document.body).backgroundColor, fg: getComputedStyle(document.body).color })');
       const bg = luminance(style.bg);
       const fg = luminance(style.fg);
       return { bg, contrast: (Math.max(bg, fg) + 0.05) / (Math.min(bg, fg) + 0.05) };

@@ -37,7 +37,7 @@ test('mailboxes: a generated password is shown once, bulk creation, IMAP setting
   await page.getByRole('heading', { level: 1, name: 'Mailboxes' }).waitFor();
   await list.getByText('ann@box.example').waitFor();
   t.is(await page.getByText(password).count(), 0);
-  t.false(JSON.stringify(await page.evaluate(() => ({ ...sessionStorage }))).includes(password));
+  t.false(JSON.stringify(await page.evaluate<Record<string, string>>('({ ...sessionStorage })')).includes(password));
 
   // Bulk: three mailboxes named after a person, each with its own generated password.
   await page.getByLabel('Person\'s name').fill('Bob Stone');

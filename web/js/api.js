@@ -60,7 +60,7 @@ export async function api(method, path, o = {}) {
 }
 
 export const get = (/** @type {string} */ path, /** @type {Record<string, any>} */ query = {}) => api('GET', path, { query });
-export const post = (/** @type {string} */ path, /** @type {any} */ body) => api('POST', path, { body });
+export const post = (/** @type {string} */ path, /** @type {any} */ body = undefined) => api('POST', path, { body });
 
 const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
 

@@ -31,12 +31,13 @@ export async function render(main) {
     ev.preventDefault();
     const isCatchAll = catchAll.input.checked;
     if ((!isCatchAll && !local.value.trim()) || !goto.value.trim()) { msg.error('Enter an alias address (or choose catch-all) and its destinations.'); return; }
+    const address = `${local.value.trim().toLowerCase()}@${domain()}`;
     const Params = {
-      ...(isCatchAll ? { catch_all: true } : { address: `${local.value.trim().toLowerCase()}@${domain()}` }),
+      ...(isCatchAll ? { catch_all: true } : { address }),
       goto: goto.value.trim(),
       ...(sendAs.input.checked ? { sender_allowed: true } : {}),
     };
-    const task = await runTask(msg, isCatchAll ? 'Creating the catch-all' : `Creating ${Params.address}`, () => post('/v1/create/alias', { Domain: domain(), Params }), '/v1/get/alias');
+    const task = await runTask(msg, isCatchAll ? 'Creating the catch-all' : `Creating ${address}`, () => post('/v1/create/alias', { Domain: domain(), Params }), '/v1/get/alias');
     if (!task) return;
     local.value = ''; goto.value = '';
     await refresh();

@@ -24,7 +24,7 @@ function authResult(r) {
 export async function showMessage(pane, id, changed) {
   const msg = messages();
   fill(pane, h('p', { class: 'loading' }, 'Loading the message…'));
-  let email;
+  /** @type {any} */ let email;
   try { email = (await get(`/v1/emails/${id}`)).data; } catch (e) { fill(pane, h('p', { class: 'error', role: 'alert' }, explain(e))); return; }
 
   const hasText = typeof email.body_text === 'string' && email.body_text.length > 0;
