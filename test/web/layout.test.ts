@@ -33,6 +33,20 @@ function luminance(css: string): number {
   return 0.2126 * lin(r) + 0.7152 * lin(g) + 0.0722 * lin(b);
 }
 
+/**
+ * Controls without an accessible name (label, aria-label, aria-labelledby or text) and elements
+ * taken out of the natural tab order, described for the failure message; empty when all is well.
+ */
+const UNNAMED = `[...document.querySelectorAll('button, input, select, textarea, a[href], [tabindex]')]
+  .filter((el) => !el.closest('[hidden]') && el.type !== 'hidden')
+  .filter((el) => {
+    if (Number(el.getAttribute('tabindex')) > 0) return true;
+    if (el.matches('[tabindex]:not(button, input, select, textarea, a)')) return !(el.getAttribute('aria-label') || el.getAttribute('aria-labelledby') || el.matches('h1, h2, h3, main'));
+    const labelled = (el.labels && el.labels.length > 0) || el.getAttribute('aria-label') || el.getAttribute('aria-labelledby');
+    return !labelled && !(el.textContent || '').trim();
+  })
+  .map((el) => el.outerHTML.slice(0, 120))`;
+
 /** How far the page scrolls sideways (0 when it fits). */
 const sideScroll = (page: Page) => page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
 
@@ -47,6 +61,7 @@ test('at 360 px every page fits without horizontal scrolling; the inbox reads at
     await goTo(phone.page, name);
     await phone.page.waitForLoadState('networkidle');
     t.is(await sideScroll(phone.page), 0, name);
+    t.deepEqual(await phone.page.evaluate<string[]>(UNNAMED), [], `${name}: every control has a name`);
   }
   await goTo(phone.page, 'Inbox');
   await phone.page.getByRole('list', { name: 'Messages' }).getByRole('button', { name: /number 0/ }).click();
@@ -75,6 +90,7 @@ test('the dark scheme is dark and the light scheme light, text readable in both'
     const { page, close } = await newPage(browser(), { colorScheme: scheme });
     try {
       await signIn(page, `http://127.0.0.1:${app.httpPort}`, key);
+      if (scheme === 'dark') await page.screenshot({ path: '/tmp/mailstead-domains-dark.png' });
       const style = await page.evaluate<{ bg: string; fg: string }>('({ bg: getComputedStyle(document.body).backgroundColor, fg: getComputedStyle(document.body).color })');
       const bg = luminance(style.bg);
       const fg = luminance(style.fg);

@@ -80,7 +80,10 @@ export async function render(main) {
     let domains;
     try { domains = await listDomains(); } catch (e) { fill(listArea, h('p', { class: 'error', role: 'alert' }, explain(e))); return; }
     const chosen = parent.value;
-    fill(parent, domains.filter(([, d]) => d.domain_type !== 'sub').map(([host]) => h('option', { value: host, selected: host === chosen }, host)));
+    const roots = domains.filter(([, d]) => d.domain_type !== 'sub');
+    fill(parent, roots.map(([host]) => h('option', { value: host, selected: host === chosen }, host)));
+    // Sub-domains need a root domain of the account to hang from.
+    subForm.hidden = roots.length === 0;
     if (domains.length === 0) { fill(listArea, h('p', { class: 'empty' }, 'No domains yet. Add one above.')); return; }
     fill(listArea, table('Your domains', ['Domain', 'Type', 'Status', 'Mailboxes', 'Created', 'Actions'], domains.map(([host, d]) => [
       host, d.domain_type ?? '—', statusBadge(d.status), d.mailbox_count, d.created_at,
