@@ -11,7 +11,7 @@ export const CHROMIUM_ARGS = [
 ];
 
 /** How long browser steps may take on the shared test machine. */
-export const UI_WAIT_MS = 20_000;
+export const UI_WAIT_MS = 30_000;
 
 /**
  * One browser for all the tests of a file: launched in `before`, closed in `after.always`.

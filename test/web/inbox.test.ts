@@ -49,10 +49,10 @@ test('mail sent over SMTP appears without a reload; reading, marking read and de
   });
   await smtpSend(app, { to: inbox.mailboxes[1].address, subject: 'For the other mailbox', text: 'Second mailbox.' });
   const messages = page.getByRole('list', { name: 'Messages' });
-  await messages.getByRole('button', { name: /Quarterly numbers/ }).waitFor({ timeout: 30_000 });
+  await messages.getByRole('button', { name: /Quarterly numbers/ }).waitFor({ timeout: 60_000 });
   t.true(await page.evaluate<boolean>('window.sameDocument === true'), 'no reload happened');
   t.regex(await messages.getByRole('button', { name: /Quarterly numbers/ }).innerText(), /Carol Sender/);
-  await messages.getByRole('button', { name: /For the other mailbox/ }).waitFor({ timeout: 30_000 });
+  await messages.getByRole('button', { name: /For the other mailbox/ }).waitFor({ timeout: 60_000 });
 
   // The Mailbox selector shows one mailbox at a time.
   await page.getByLabel('Mailbox').selectOption({ label: inbox.address });
@@ -93,14 +93,14 @@ test('mail sent over SMTP appears without a reload; reading, marking read and de
   const emailId = (await app.get(`/v1/emails?mailbox_id=${inbox.mailboxId}`, inbox.key)).body.data[0].id;
   await pane.getByRole('button', { name: 'Mark as read' }).click();
   await pane.getByText('Marked as read.').waitFor();
-  const read = (await waitFor(() => receiver.requests.find((r) => r.body?.event === 'email.read'), 'email.read', 20_000))!;
+  const read = (await waitFor(() => receiver.requests.find((r) => r.body?.event === 'email.read'), 'email.read', 60_000))!;
   t.deepEqual(read.body.data, { email_id: emailId, mailbox_id: inbox.mailboxId });
   t.is(await pane.getByRole('button', { name: 'Mark as read' }).count(), 0);
 
   // Delete (confirmed): email.deleted, and the message leaves the list.
   await pane.getByRole('button', { name: 'Delete' }).click();
   await pane.getByText('The message was deleted.').waitFor();
-  const deleted = (await waitFor(() => receiver.requests.find((r) => r.body?.event === 'email.deleted'), 'email.deleted', 20_000))!;
+  const deleted = (await waitFor(() => receiver.requests.find((r) => r.body?.event === 'email.deleted'), 'email.deleted', 60_000))!;
   t.deepEqual(deleted.body.data, { email_id: emailId, mailbox_id: inbox.mailboxId });
   await messages.getByRole('button', { name: /Quarterly numbers/ }).waitFor({ state: 'detached' });
   t.is((await app.get(`/v1/emails/${emailId}`, inbox.key)).status, 404);
@@ -119,7 +119,7 @@ test('HTML mail runs no script and loads no remote image until asked', async (t)
       + `<div style="background:url(${base}/background.png)">styled</div>`
       + `<a href="javascript:fetch('${base}/link-ran')">click</a></body></html>`,
   });
-  await waitFor(async () => (await app.get('/v1/emails', inbox.key)).body.data.length === 1, 'the stored email', 20_000);
+  await waitFor(async () => (await app.get('/v1/emails', inbox.key)).body.data.length === 1, 'the stored email', 60_000);
 
   const { page, close } = await newPage(browser());
   t.teardown(close);
@@ -137,15 +137,15 @@ test('HTML mail runs no script and loads no remote image until asked', async (t)
   const frame = pane.frameLocator('iframe.mail-html');
   t.is(await frame.locator('#body').innerText(), 'Look at this');
   t.regex(await pane.innerText(), /1 remote image was blocked/);
-  // Give a stray request every chance to arrive, then count: nothing left the browser.
+  // Absence cannot be polled for: the frame has loaded (its images would have been fetched by
+  // then) and a script would have run at once; a short grace period covers a slow fetch.
   await page.waitForTimeout(1500);
   t.deepEqual(images.requests.map((r) => r.path), []);
   t.not(await page.title(), 'owned');
   t.is(await frame.locator('a').getAttribute('href'), null);
 
   await pane.getByRole('button', { name: 'Show remote images' }).click();
-  await images.waitForCount(1, 20_000);
-  await page.waitForTimeout(500);
+  await images.waitForCount(1, 60_000);
   const paths = images.requests.map((r) => r.path);
   t.true(paths.includes('/pixel.png'));
   t.false(paths.some((p) => p.endsWith('-ran')), paths.join(' '));

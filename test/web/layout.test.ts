@@ -22,7 +22,7 @@ async function populated(t: ExecutionContext): Promise<{ app: TestClient; inbox:
       body_text: 'Hello,\n' + 'A line of mail text. '.repeat(30), received_at: new Date(Date.now() - i * 60_000).toISOString(),
     });
   }
-  await waitFor(async () => (await app.get('/v1/emails', inbox.key)).body.data.length === 3, 'the stored emails', 20_000);
+  await waitFor(async () => (await app.get('/v1/emails', inbox.key)).body.data.length === 3, 'the stored emails', 60_000);
   return { app, inbox };
 }
 

@@ -32,7 +32,7 @@ test('webhooks: the secret is shown once, toggle, rotate, delivery log and repla
   // A delivery, signed with the secret the page showed; then the log and a replay.
   const sent = await app.post('/v1/mail/inbound', inbox.key, { message_id: '<hook-1@x>', from_email: 'a@b.example', to_email: inbox.address, subject: 'hi', received_at: new Date().toISOString() });
   t.is(sent.status, 200);
-  const [first] = await receiver.waitForCount(1, 20_000);
+  const [first] = await receiver.waitForCount(1, 60_000);
   t.deepEqual(hexSignatureMatches(secret, first), [true]);
   await page.getByRole('button', { name: `Deliveries of webhook ${hook.id}` }).click();
   const log = page.getByRole('region', { name: `Deliveries of webhook ${hook.id}` });
@@ -40,7 +40,7 @@ test('webhooks: the secret is shown once, toggle, rotate, delivery log and repla
   t.regex(await log.innerText(), /email\.received/);
   await log.getByRole('button', { name: /^Replay delivery \d+$/ }).click();
   await page.getByText(/^Delivery \d+ queued again\.$/).waitFor();
-  const again = await receiver.waitForCount(2, 20_000);
+  const again = await receiver.waitForCount(2, 60_000);
   t.is(again[1].headers['x-webhook-id'], first.headers['x-webhook-id']);
 
   // Rotate: a new secret, shown once, different from the first.
