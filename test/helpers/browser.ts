@@ -62,3 +62,19 @@ export async function goTo(page: Page, name: 'Domains' | 'Mailboxes' | 'Aliases'
   await page.getByRole('navigation').getByRole('link', { name }).click();
   await page.getByRole('heading', { level: 1, name }).waitFor();
 }
+
+/** How long a queued task (provisioning, DNS check) may take to show as done on a loaded machine. */
+export const TASK_UI_WAIT_MS = 60_000;
+
+/**
+ * Waits until `text` shows on the page (a task's "…: completed" message, say). On timeout the
+ * error carries what the page's status and alert regions said instead, so a failure explains itself.
+ */
+export async function waitForText(page: Page, text: string | RegExp, timeoutMs = TASK_UI_WAIT_MS): Promise<void> {
+  try {
+    await page.getByText(text).first().waitFor({ timeout: timeoutMs });
+  } catch (err) {
+    const shown = await page.locator('[role=status], [role=alert]').allInnerTexts().catch(() => []);
+    throw new Error(`${(err as Error).message}\nthe page said: ${shown.map((s) => s.trim()).filter(Boolean).join(' | ') || '(nothing)'}`);
+  }
+}

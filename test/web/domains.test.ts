@@ -1,6 +1,6 @@
 import test from 'ava';
 import { startTestApp } from '../helpers/app.js';
-import { goTo, newPage, shareBrowser, signIn } from '../helpers/browser.js';
+import { goTo, newPage, shareBrowser, signIn, waitForText } from '../helpers/browser.js';
 
 const browser = shareBrowser(test);
 
@@ -15,6 +15,7 @@ test('adding a domain shows its task and its DNS records; check, sub-domains and
 
   await page.getByLabel('Domain', { exact: true }).fill('dash.example');
   await page.getByRole('button', { name: 'Add domain' }).click();
+  await waitForText(page, 'Adding dash.example: completed');
   const records = page.getByRole('region', { name: 'DNS records of dash.example' });
   await records.waitFor();
   t.true(await page.getByRole('status').filter({ hasText: 'Adding dash.example: completed' }).isVisible());
@@ -28,13 +29,14 @@ test('adding a domain shows its task and its DNS records; check, sub-domains and
 
   // The check button runs a DNS check now: the quiet test resolver has none of the records.
   await page.getByRole('button', { name: 'Check DNS of dash.example' }).click();
-  await page.getByText('Checking DNS of dash.example: completed').waitFor();
+  await waitForText(page, 'Checking DNS of dash.example: completed');
   t.regex(await records.innerText(), /MX\s+dash\.example\s+mx1\.mailstead\.test\s+10\s+missing/);
 
   // Sub-domains of the root, with their records.
   await page.getByLabel('Parent domain').selectOption('dash.example');
   await page.getByLabel('Sub-domain labels').fill('mail, shop');
   await page.getByRole('button', { name: 'Add sub-domains' }).click();
+  await waitForText(page, 'Adding sub-domains of dash.example: completed');
   await page.getByRole('region', { name: 'DNS records of shop.dash.example' }).waitFor();
   t.true(await page.getByRole('region', { name: 'DNS records of mail.dash.example' }).isVisible());
   await list.getByText('shop.dash.example').waitFor();
@@ -47,6 +49,7 @@ test('adding a domain shows its task and its DNS records; check, sub-domains and
 
   // Delete (the confirmation is accepted): the root goes with its sub-domains.
   await page.getByRole('button', { name: 'Delete dash.example' }).click();
+  await waitForText(page, 'Deleting dash.example: completed');
   await page.getByText('No domains yet. Add one above.').waitFor();
   const listed = await app.get('/v1/list/domain', key);
   t.deepEqual(listed.body.results, {});

@@ -1,6 +1,6 @@
 import test from 'ava';
 import { startTestApp } from '../helpers/app.js';
-import { goTo, newPage, shareBrowser, signIn } from '../helpers/browser.js';
+import { goTo, newPage, shareBrowser, signIn, waitForText } from '../helpers/browser.js';
 import { domain } from '../helpers/mailboxes.js';
 
 const browser = shareBrowser(test);
@@ -17,6 +17,7 @@ test('mailboxes: a generated password is shown once, bulk creation, IMAP setting
   await page.getByLabel('Full name').fill('Ann Lee');
   await page.getByLabel('Address', { exact: true }).fill('ann');
   await page.getByRole('button', { name: 'Create mailbox', exact: true }).click();
+  await waitForText(page, 'Creating ann@box.example: completed');
   const once = page.getByRole('region', { name: 'New mailboxes and their passwords' });
   await once.waitFor();
   const password = await once.locator('code.secret').innerText();
@@ -43,6 +44,7 @@ test('mailboxes: a generated password is shown once, bulk creation, IMAP setting
   await page.getByLabel('Person\'s name').fill('Bob Stone');
   await page.getByLabel('Number of mailboxes').fill('3');
   await page.getByRole('button', { name: 'Create mailboxes' }).click();
+  await waitForText(page, 'Creating 3 mailboxes: completed');
   await once.waitFor();
   const rows = await once.locator('tbody tr').allInnerTexts();
   t.is(rows.length, 3);
@@ -50,7 +52,7 @@ test('mailboxes: a generated password is shown once, bulk creation, IMAP setting
 
   // Delete one (the confirmation is accepted).
   await page.getByRole('button', { name: 'Delete ann@box.example' }).click();
-  await page.getByText('Deleting ann@box.example: completed').waitFor();
+  await waitForText(page, 'Deleting ann@box.example: completed');
   await t.notThrowsAsync(list.getByText('ann@box.example').waitFor({ state: 'detached' }));
   const left = await app.get('/v1/list/mailbox?domain=box.example', key);
   t.false('ann@box.example' in left.body.results);
