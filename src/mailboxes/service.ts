@@ -99,11 +99,9 @@ export function createMailboxService(deps: {
     async list(key: ApiKey, hostname: string, includeCredentials: boolean) {
       const host = normalizeHostname(hostname);
       const domain = await ownedDomain(db, key, host);
-      const results: Record<string, { mailbox_id: number; provisioning_status: string; mailbox_quota: string; created_at: string; imap_credentials?: object }> = {};
+      const results: Record<string, { provisioning_status: string; mailbox_quota: string; created_at: string; imap_credentials?: object }> = {};
       for (const m of await store.listForDomain(db, domain.id)) {
         results[m.address] = {
-          // The id that GET /v1/emails?mailbox_id= filters by and that email items and webhook payloads carry.
-          mailbox_id: m.id,
           provisioning_status: m.status,
           mailbox_quota: `${m.quota_mb}MB`,
           created_at: ddmmyyyy(m.created_at),

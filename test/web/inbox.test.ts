@@ -3,7 +3,7 @@ import test from 'ava';
 import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { startTestApp, type TestClient } from '../helpers/app.js';
 import { goTo, newPage, shareBrowser, signIn } from '../helpers/browser.js';
-import { makeInbox } from '../helpers/emails.js';
+import { deliver, makeInbox, waitForEmails } from '../helpers/emails.js';
 import { PRIVATE_HOOKS, startReceiver, subscribeAll, waitFor } from '../helpers/webhooks.js';
 
 const browser = shareBrowser(test);
@@ -13,6 +13,9 @@ async function smtpSend(app: TestClient, mail: SendMailOptions) {
   const transport = nodemailer.createTransport({ host: '127.0.0.1', port: app.smtpPort, secure: false, ignoreTLS: true, name: 'client.example' });
   try { return await transport.sendMail({ from: 'Carol Sender <carol@sender.example>', ...mail }); } finally { transport.close(); }
 }
+
+/** `s` as a literal in a regular expression. */
+const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 /** A port that was free a moment ago: signed attachment links name MAILSTEAD_PUBLIC_URL, so it must be known before start. */
 function freePort(): Promise<number> {
@@ -53,8 +56,11 @@ test('mail sent over SMTP appears without a reload; reading, marking read and de
   t.true(await page.evaluate<boolean>('window.sameDocument === true'), 'no reload happened');
   t.regex(await messages.getByRole('button', { name: /Quarterly numbers/ }).innerText(), /Carol Sender/);
   await messages.getByRole('button', { name: /For the other mailbox/ }).waitFor({ timeout: 60_000 });
+  // By default the list holds the mail of every mailbox; each row names the address it was sent to.
+  t.regex(await messages.getByRole('button', { name: /For the other mailbox/ }).innerText(), new RegExp(`to ${escapeRe(inbox.mailboxes[1].address)}`));
+  t.regex(await messages.getByRole('button', { name: /Quarterly numbers/ }).innerText(), new RegExp(`to ${escapeRe(inbox.address)}`));
 
-  // The Mailbox selector shows one mailbox at a time.
+  // The Mailbox selector (its options learnt from the mail) shows one mailbox at a time.
   await page.getByLabel('Mailbox').selectOption({ label: inbox.address });
   await messages.getByRole('button', { name: /For the other mailbox/ }).waitFor({ state: 'detached' });
   t.is(await messages.getByRole('button').count(), 1);
@@ -71,7 +77,7 @@ test('mail sent over SMTP appears without a reload; reading, marking read and de
   await pane.getByRole('heading', { name: 'Quarterly numbers' }).waitFor();
   const paneText = await pane.innerText();
   t.regex(paneText, /From\s+Carol Sender <carol@sender\.example>/);
-  t.regex(paneText, new RegExp(`To\\s+${inbox.address.replace(/\./g, '\\.')}`));
+  t.regex(paneText, new RegExp(`To\\s+${escapeRe(inbox.address)}`));
   t.regex(paneText, /SPF: \w+/);
   t.regex(paneText, /DMARC: \w+/);
   t.regex(await pane.locator('pre.mail-text').innerText(), /the numbers are attached/);
@@ -150,4 +156,38 @@ test('HTML mail runs no script and loads no remote image until asked', async (t)
   t.true(paths.includes('/pixel.png'));
   t.false(paths.some((p) => p.endsWith('-ran')), paths.join(' '));
   t.not(await page.title(), 'owned');
+});
+
+test('the Mailbox selector offers the mailboxes of earlier mail, not only of the first page', async (t) => {
+  // The server's clock runs an hour behind the browser's, so the live poll (which asks for changes
+  // from the last minute of the browser's time) sees none of this mail: only the walk of the sync
+  // feed from its beginning can name the second mailbox.
+  const app = await startTestApp(t, { clock: { now: () => Date.now() - 3_600_000 } });
+  const inbox = await makeInbox(app, { count: 2 });
+  const [first, second] = inbox.mailboxes;
+  // The oldest message goes to the second mailbox; 25 newer ones (a whole first page) to the first.
+  await deliver(app, inbox.key, second!.address, { subject: 'Old news for the second mailbox' });
+  for (let i = 0; i < 25; i++) await deliver(app, inbox.key, first!.address, { subject: `Newer ${i}` });
+  await waitForEmails(app, inbox.key, 26, '', 60_000);
+
+  const { page, close } = await newPage(browser());
+  t.teardown(close);
+  await signIn(page, `http://127.0.0.1:${app.httpPort}`, inbox.key);
+  await goTo(page, 'Inbox');
+  const messages = page.getByRole('list', { name: 'Messages' });
+  await messages.getByRole('button', { name: /Newer 24/ }).waitFor();
+  t.is(await messages.getByRole('button', { name: /Old news/ }).count(), 0, 'the old message is not on the first page');
+
+  const select = page.getByLabel('Mailbox');
+  await select.getByRole('option', { name: second!.address }).waitFor({ state: 'attached' });
+  t.deepEqual(await select.getByRole('option').allTextContents(), ['All mailboxes', first!.address, second!.address]);
+  await select.selectOption({ label: second!.address });
+  await messages.getByRole('button', { name: /Old news for the second mailbox/ }).waitFor();
+  await messages.getByRole('button', { name: /Newer 24/ }).waitFor({ state: 'detached' });
+  t.is(await messages.getByRole('button').count(), 1);
+  t.regex(await messages.getByRole('button').innerText(), new RegExp(`to ${escapeRe(second!.address)}`));
+
+  await select.selectOption({ label: 'All mailboxes' });
+  await messages.getByRole('button', { name: /Newer 24/ }).waitFor();
+  t.is(await messages.getByRole('button', { name: /Newer/ }).count(), 25);
 });

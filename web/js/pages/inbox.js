@@ -3,22 +3,13 @@
 // page is open and visible (see docs/ARCHITECTURE.md, "Dashboard", for why polling).
 import { get } from '../api.js';
 import { fill, h, field, checkbox, when } from '../dom.js';
-import { explain, listDomains, messages, pageTitle } from '../ui.js';
+import { explain, messages, pageTitle } from '../ui.js';
+import { mailboxOptions } from './inbox-mailboxes.js';
 import { showMessage } from './message.js';
 
 /** How often the sync endpoint is asked for changes. */
 const POLL_MS = 3000;
 const FOLDERS = ['INBOX', 'Sent', 'Drafts', 'Trash', 'Junk'];
-
-/** Every mailbox of the account as [address, mailbox_id], over all its domains. */
-async function allMailboxes() {
-  const out = /** @type {Array<[string, number]>} */ ([]);
-  for (const [host] of (await listDomains()).slice(0, 100)) {
-    const r = await get('/v1/list/mailbox', { domain: host });
-    for (const [addr, m] of Object.entries(r.results ?? {})) if (typeof m.mailbox_id === 'number') out.push([addr, m.mailbox_id]);
-  }
-  return out.sort(([a], [b]) => a.localeCompare(b));
-}
 
 /**
  * Whether this server's emails API has folders (DECISIONS.md section 14): its own OpenAPI
@@ -43,7 +34,9 @@ function dayBound(v, end) {
 /** @param {HTMLElement} main */
 export async function render(main) {
   const msg = messages();
+  // By default the list holds the mail of every mailbox of the tenant; the selector narrows it to one.
   const mailbox = /** @type {HTMLSelectElement} */ (h('select', { name: 'mailbox' }, h('option', { value: '' }, 'All mailboxes')));
+  const boxes = mailboxOptions(mailbox);
   const folder = /** @type {HTMLSelectElement} */ (h('select', { name: 'folder' }, FOLDERS.map((f) => h('option', { value: f }, f))));
   const folderField = field('Folder', folder);
   folderField.hidden = true;
@@ -88,10 +81,12 @@ export async function render(main) {
     fill(fresh);
     const items = /** @type {any[]} */ (page.data ?? []);
     if (!hasFolders && items.some((m) => typeof m.folder === 'string')) { hasFolders = true; folderField.hidden = false; }
+    boxes.learn(items);
     fill(listEl, items.length === 0 ? h('li', { class: 'empty' }, 'No messages here.') : items.map((m) => h('li', {},
       h('button', { type: 'button', class: `mail-item${m.is_read ? '' : ' unread'}`, 'aria-current': m.id === openId ? 'true' : null, onclick: () => open(m.id) },
         h('span', { class: 'from' }, m.is_read ? null : h('span', { class: 'sr-only' }, 'Unread: '), m.from_name || m.from_email),
         h('span', { class: 'date' }, when(m.received_at)),
+        h('span', { class: 'to' }, 'to ', m.to_email),
         h('span', { class: 'subject' }, m.subject || '(no subject)', m.has_attachments ? h('span', { 'aria-label': ', with attachments' }, ' 📎') : null),
         h('span', { class: 'snippet' }, m.snippet ?? '')))));
     fill(pager,
@@ -123,6 +118,7 @@ export async function render(main) {
         let changed = false;
         for (let pages = 0, c; pages < 5; pages++) {
           const r = await get('/v1/emails/sync', { since: syncSince, per_page: 100, cursor: c });
+          boxes.learn(r.data ?? []);
           for (const item of r.data ?? []) {
             const mark = `${item.id}@${item.updated_at}`;
             if (!seen.has(mark)) { seen.add(mark); changed = true; }
@@ -144,10 +140,9 @@ export async function render(main) {
   fill(main, pageTitle('Inbox'), filters, msg.el, fresh,
     h('div', { class: 'inbox' }, h('div', { class: 'list-col' }, listEl, pager), pane));
   if (await apiHasFolders()) { hasFolders = true; folderField.hidden = false; }
-  try {
-    for (const [addr, id] of await allMailboxes()) mailbox.append(h('option', { value: String(id) }, addr));
-  } catch (e) { msg.error(`The mailbox list could not be loaded: ${explain(e)}`); }
   await load();
+  // Not awaited: the list shows at once while earlier mail names the other mailboxes.
+  boxes.discover(() => stopped).catch((e) => { if (!stopped) msg.error(`The mailboxes could not be read from the mail: ${explain(e)}`); });
   timer = setTimeout(poll, POLL_MS);
   return () => { stopped = true; clearTimeout(timer); };
 }
