@@ -29,6 +29,8 @@ COPY --from=build /app/dist ./dist
 COPY package.json ./
 COPY config ./config
 COPY bin ./bin
+# The dashboard: plain ES modules and CSS served as they are (src/web).
+COPY web ./web
 RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]

@@ -29,6 +29,7 @@ import { createCertificateSource } from './tls/index.js';
 import { registerCertificateMetrics } from './tls/metrics.js';
 import { installWebhooks } from './webhooks/index.js';
 import { createSrsBounces, installOutbound, type OutboundTesting } from './outbound/index.js';
+import { dashboard } from './web/index.js';
 
 const HTTP_DRAIN_MS = 8_000;
 
@@ -100,6 +101,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
 
   const lifecycle = { draining: false };
   const http = createHttpApp({ registry, logger, publicUrl: config.publicUrl, metrics, lifecycle, wellKnown: [acme.challenges.middleware] });
+  http.use(dashboard());                                     // GET / and its files; after the API routes
   let server: Server | null = null;
 
   return {
