@@ -6,11 +6,10 @@ import type { Db } from '../db/connection.js';
 import { forbidden, notFound } from '../errors.js';
 import { iso } from '../format.js';
 import type { BlobStore } from '../ingest/blobs.js';
+import { composeApiMessage } from './compose.js';
 import { contentDisposition, LINK_TTL_MS, safeContentType, type LinkSigner } from './links.js';
 import type { EmailStore } from './store.js';
 
-// Headers the composer writes itself from the stored fields; stored copies of them are not repeated.
-const COMPOSED = new Set(['from', 'to', 'cc', 'bcc', 'subject', 'message-id', 'date', 'mime-version', 'content-type', 'content-transfer-encoding', 'content-disposition']);
 
 /** A file to stream to the client. */
 export interface Download {
@@ -89,34 +88,15 @@ export function createEmailFiles({ db, store, blobs, signer, clock, publicUrl }:
 
   /** API mail rendered from its stored fields and attachments. */
   async function render(e: NonNullable<Awaited<ReturnType<EmailStore['get']>>>): Promise<Buffer> {
-    const id = e.id;
-    const attachments = await store.attachmentsOf(db, id);
-    const headers: Record<string, string | string[]> = {};
-    for (const [k, v] of Object.entries(JSON.parse(e.headers) as Record<string, string | string[]>)) {
-      if (!COMPOSED.has(k.toLowerCase())) headers[k] = v;
-    }
-    const messageId = e.message_id.startsWith('<') ? e.message_id : `<${e.message_id}>`;
-    // Loaded on first use: only API-posted mail without raw bytes is composed, and the module is ~2.5 MB of heap.
-    const { default: MailComposer } = await import('nodemailer/lib/mail-composer');
-    const composer = new MailComposer({
-      from: e.from_name ? { name: e.from_name, address: e.from_email } : e.from_email,
-      to: e.to_email,
-      cc: JSON.parse(e.cc) as string[],
-      subject: e.subject,
-      messageId,
-      date: new Date(e.received_at),
-      headers,
-      text: e.body_text ?? undefined,
-      html: e.body_html ?? undefined,
+    const attachments = await store.attachmentsOf(db, e.id);
+    return composeApiMessage({
+      fromName: e.from_name, fromEmail: e.from_email, toEmail: e.to_email, cc: JSON.parse(e.cc) as string[],
+      subject: e.subject, messageId: e.message_id, receivedAt: e.received_at,
+      headers: JSON.parse(e.headers) as Record<string, string | string[]>, bodyText: e.body_text, bodyHtml: e.body_html,
       attachments: await Promise.all(attachments.map(async (a) => ({
-        filename: a.filename,
-        contentType: a.content_type,
-        content: await blobs.readBlob(a.sha256),
-        cid: a.content_id ?? undefined,
-        contentDisposition: a.disposition === 'inline' ? 'inline' : 'attachment',
+        filename: a.filename, contentType: a.content_type, content: await blobs.readBlob(a.sha256), contentId: a.content_id, disposition: a.disposition,
       }))),
     });
-    return composer.compile().build();
   }
 
   return files;

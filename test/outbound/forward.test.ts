@@ -70,6 +70,9 @@ test('API mail to a forwarder goes out in its rendered form (GET /v1/emails/{id}
   const r = await app.post('/v1/mail/inbound', key, {
     message_id: '<api-forward-1@remote.test>', from_email: `ann@${REMOTE_DOMAIN}`, to_email: `team@${ALIAS_DOMAIN}`,
     subject: 'posted', received_at: '2026-11-26T04:00:00Z', body_text: 'sent over the API',
+    // HTML and an attachment make it multipart: its boundaries must come out the same in both places.
+    body_html: '<p>sent over the <b>API</b></p>',
+    attachments: [{ filename: 'note.txt', content_type: 'text/plain', content: Buffer.from('attached').toString('base64') }],
   });
   t.is(r.status, 200, JSON.stringify(r.body));
   const m = await sink.nth(1);
