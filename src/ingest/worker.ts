@@ -39,6 +39,8 @@ export function createIngestWorker(deps: {
   journal: Journal;
   /** Set when the parser reads raw bytes from their queue row itself: the rows are then loaded without them. */
   queuedParser?: () => QueuedRawParser | null;
+  /** Told after each stored batch: the outbound forwards it queued are committed now. */
+  onStored?: () => void;
 }) {
   const { db, store, blobs, clock, logger } = deps;
   const log = logger.child({ component: 'ingest' });
@@ -158,6 +160,7 @@ export function createIngestWorker(deps: {
     for (const id of b.picked) inFlight.delete(id);
     for (const f of b.failed) if (!f.final) retryAt.set(f.id, b.now + 5000 * 2 ** (b.attempts.get(f.id) ?? 0));
     for (const p of b.prepared) retryAt.delete(p.id);
+    deps.onStored?.();
     queuedSmtp = Math.max(0, queuedSmtp - b.prepared.length - b.failed.filter((f) => f.final).length);
     for (const name of unlink) await blobs.remove(blobs.rawFile(name));
   }

@@ -37,11 +37,15 @@ export interface OutboundTesting {
 
 /** Connect, greeting and inactivity limit of a session to a remote MX. */
 const SESSION_TIMEOUT_MS = 60_000;
-/** How often the worker looks at the queue when nothing wakes it. */
+/** How often the worker looks at the queue when nothing wakes it (retries coming due; ingest and the API wake it for new items). */
 const POLL_MS = 1_000;
-/** Groups (transactions) in flight at once, and sessions to one MX address at once. */
-const CONCURRENCY = 8;
-const PER_HOST = 2;
+/**
+ * Groups (transactions) in flight at once, and sessions to one MX address at once. A session
+ * carries one transaction at a time, so these bound throughput to a busy destination; 20 per
+ * address is Postfix's default_destination_concurrency_limit.
+ */
+const CONCURRENCY = 48;
+const PER_HOST = 20;
 /** How long an idle session is kept for the next message to the same address. */
 const IDLE_MS = 5_000;
 /** How long a stop waits for transactions in flight before cutting them (SIGTERM must end within 10 s). */
@@ -99,6 +103,7 @@ export function installOutbound(core: Core, deps: { srs: Srs; ingest: Ingest; re
     onAttempt: (result) => attempts.inc({ result }),
     pollMs: t.pollMs ?? POLL_MS, concurrency: CONCURRENCY,
   });
+  deps.ingest.onStored(() => worker.wake());
   const service = createOutboundService({ db, store, now: () => clock.now(), wake: () => worker.wake() });
   outboundRoutes({ registry: core.registry, outbound: service });
   const prune = outboundPruneJob({ db, store, ingestStore: createIngestStore(), clock, logger });
