@@ -33,10 +33,10 @@ export function createIngest(core: Core, deps: { resolve: RecipientResolver; eve
   });
   const journal = createJournal({ dir: join(core.config.dataDir, 'journal'), logger: core.logger });
   // Outbound delivery installs later and listens here, so forwards leave as soon as their batch commits.
-  const storedListeners: Array<() => void> = [];
+  const forwardListeners: Array<() => void> = [];
   const worker = createIngestWorker({
     db: core.db, store, blobs, thread, journal, clock: core.clock, logger: core.logger, parser: () => parser, queuedParser: () => queuedParser,
-    onStored: () => { for (const listener of storedListeners) listener(); },
+    onForwardsQueued: () => { for (const listener of forwardListeners) listener(); },
   });
   const acceptor = createAcceptor({
     db: core.db, store, blobs, resolve: deps.resolve, thread, journal, now: () => core.clock.now(), onCommitted: () => worker.accepted('api'), onJournaled: () => worker.accepted('smtp'),
@@ -47,7 +47,7 @@ export function createIngest(core: Core, deps: { resolve: RecipientResolver; eve
     acceptRaw: acceptor.acceptRaw,
     overQuota: acceptor.overQuota,
     setRawParser(p: RawParser, queued?: QueuedRawParser) { parser = p; queuedParser = queued ?? null; worker.wake(); },
-    onStored(listener: () => void) { storedListeners.push(listener); },
+    onForwardsQueued(listener: () => void) { forwardListeners.push(listener); },
   };
   ingestRoutes({ registry: core.registry, ingest });
   // Read at each scrape: a backlog that keeps growing, or an in-flow delay above 0, says storage is behind.

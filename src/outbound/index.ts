@@ -107,7 +107,7 @@ export function installOutbound(core: Core, deps: { srs: Srs; ingest: Ingest; re
     onAttempt: (result) => attempts.inc({ result }),
     pollMs: t.pollMs ?? POLL_MS, concurrency: CONCURRENCY,
   });
-  deps.ingest.onStored(() => worker.wake());
+  deps.ingest.onForwardsQueued(() => worker.wake());
   const service = createOutboundService({ db, store, now: () => clock.now(), wake: () => worker.wake() });
   outboundRoutes({ registry: core.registry, outbound: service });
   const prune = outboundPruneJob({ db, store, ingestStore: createIngestStore(), clock, logger });
