@@ -100,6 +100,8 @@ export interface StoreInput {
 export interface StoreResult {
   unlink: string[];
   stored: number;
+  /** Outbound forward items queued in the same transaction. */
+  forwarded: number;
 }
 
 /** API rows of the queue as Prepared messages (their JSON is parsed here, off the accepting thread). */
@@ -167,5 +169,5 @@ export async function storeBatch(
     if (f.final) await store.fail(trx, f.id, f.error, now);
     else await store.bumpAttempts(trx, f.id, f.error);
   }
-  return { unlink, stored: created.length };
+  return { unlink, stored: created.length, forwarded: forwards.length };
 }

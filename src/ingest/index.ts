@@ -32,7 +32,12 @@ export function createIngest(core: Core, deps: { resolve: RecipientResolver; eve
     beforeStart: () => deps.markers.ready(core.db),
   });
   const journal = createJournal({ dir: join(core.config.dataDir, 'journal'), logger: core.logger });
-  const worker = createIngestWorker({ db: core.db, store, blobs, thread, journal, clock: core.clock, logger: core.logger, parser: () => parser, queuedParser: () => queuedParser });
+  // Outbound delivery installs later and listens here, so forwards leave as soon as their batch commits.
+  const forwardListeners: Array<() => void> = [];
+  const worker = createIngestWorker({
+    db: core.db, store, blobs, thread, journal, clock: core.clock, logger: core.logger, parser: () => parser, queuedParser: () => queuedParser,
+    onForwardsQueued: () => { for (const listener of forwardListeners) listener(); },
+  });
   const acceptor = createAcceptor({
     db: core.db, store, blobs, resolve: deps.resolve, thread, journal, now: () => core.clock.now(), onCommitted: () => worker.accepted('api'), onJournaled: () => worker.accepted('smtp'),
     inflowDelayMs: () => worker.inflowDelayMs(),
@@ -42,6 +47,7 @@ export function createIngest(core: Core, deps: { resolve: RecipientResolver; eve
     acceptRaw: acceptor.acceptRaw,
     overQuota: acceptor.overQuota,
     setRawParser(p: RawParser, queued?: QueuedRawParser) { parser = p; queuedParser = queued ?? null; worker.wake(); },
+    onForwardsQueued(listener: () => void) { forwardListeners.push(listener); },
   };
   ingestRoutes({ registry: core.registry, ingest });
   // Read at each scrape: a backlog that keeps growing, or an in-flow delay above 0, says storage is behind.

@@ -101,6 +101,8 @@ export interface Ingest {
   acceptRaw(delivery: RawDelivery): Promise<void>;
   /** Registers the parser the worker uses for raw SMTP messages. */
   setRawParser(parser: RawParser, queued?: QueuedRawParser): void;
+  /** Registers `listener`, told after a stored batch that queued outbound forwards (committed by then). */
+  onForwardsQueued(listener: () => void): void;
   /**
    * The mailboxes among `mailboxIds` whose quota (`quota_mb`, 0 = unlimited) has no room for
    * `size` more bytes (default 1: already full). SMTP answers 452 4.2.2 at RCPT for these, or 552

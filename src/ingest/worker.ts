@@ -39,6 +39,8 @@ export function createIngestWorker(deps: {
   journal: Journal;
   /** Set when the parser reads raw bytes from their queue row itself: the rows are then loaded without them. */
   queuedParser?: () => QueuedRawParser | null;
+  /** Told after a stored batch that queued outbound forwards (they are committed now). */
+  onForwardsQueued?: () => void;
 }) {
   const { db, store, blobs, clock, logger } = deps;
   const log = logger.child({ component: 'ingest' });
@@ -149,8 +151,9 @@ export function createIngestWorker(deps: {
   /** Has the storage thread store a prepared batch in one transaction, then cleans up after it. */
   async function storeBatch(b: Ready): Promise<void> {
     let unlink: string[];
+    let forwarded: number;
     try {
-      ({ unlink } = await deps.thread.store({ apiIds: b.apiIds, prepared: b.prepared, failed: b.failed }));
+      ({ unlink, forwarded } = await deps.thread.store({ apiIds: b.apiIds, prepared: b.prepared, failed: b.failed }));
     } catch (err) {
       release(b.picked);
       throw err;
@@ -158,6 +161,7 @@ export function createIngestWorker(deps: {
     for (const id of b.picked) inFlight.delete(id);
     for (const f of b.failed) if (!f.final) retryAt.set(f.id, b.now + 5000 * 2 ** (b.attempts.get(f.id) ?? 0));
     for (const p of b.prepared) retryAt.delete(p.id);
+    if (forwarded > 0) deps.onForwardsQueued?.();
     queuedSmtp = Math.max(0, queuedSmtp - b.prepared.length - b.failed.filter((f) => f.final).length);
     for (const name of unlink) await blobs.remove(blobs.rawFile(name));
   }

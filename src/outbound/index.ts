@@ -7,6 +7,7 @@ import { createIngestStore } from '../ingest/store.js';
 import type { Ingest, RecipientResolver } from '../ingest/types.js';
 import { cachedLookup, createPromiseResolver } from '../smtp/dns.js';
 import { srsBounceResolver } from './bounces.js';
+import { cachingResolver } from './dns-cache.js';
 import { createMtaSts } from './mta-sts.js';
 import { createSessionPool } from './pool.js';
 import { createPreparer } from './prepare.js';
@@ -37,11 +38,17 @@ export interface OutboundTesting {
 
 /** Connect, greeting and inactivity limit of a session to a remote MX. */
 const SESSION_TIMEOUT_MS = 60_000;
-/** How often the worker looks at the queue when nothing wakes it. */
+/** How often the worker looks at the queue when nothing wakes it (retries coming due; ingest and the API wake it for new items). */
 const POLL_MS = 1_000;
-/** Groups (transactions) in flight at once, and sessions to one MX address at once. */
-const CONCURRENCY = 8;
-const PER_HOST = 2;
+/**
+ * Groups (transactions) in flight at once, and sessions to one MX address at once. A session
+ * carries one transaction at a time, so these bound throughput to a busy destination; 20 per
+ * address is Postfix's default_destination_concurrency_limit.
+ */
+const CONCURRENCY = 48;
+const PER_HOST = 20;
+/** How long a DNS answer for delivery is reused (a burst to one domain looks it up once, not per message). */
+const DNS_HOLD_MS = 5_000;
 /** How long an idle session is kept for the next message to the same address. */
 const IDLE_MS = 5_000;
 /** How long a stop waits for transactions in flight before cutting them (SIGTERM must end within 10 s). */
@@ -74,9 +81,10 @@ export function installOutbound(core: Core, deps: { srs: Srs; ingest: Ingest; re
   const t = deps.testing ?? {};
   const store = createOutboundStore();
   const resolver = createPromiseResolver(config.dnsServers);
-  const mtaSts = createMtaSts({ resolver, now: () => new Date(clock.now()), httpsPort: t.mtaStsPort, ca: t.mtaStsCa });
+  const deliveryResolver = cachingResolver(resolver, DNS_HOLD_MS);
+  const mtaSts = createMtaSts({ resolver: deliveryResolver, now: () => new Date(clock.now()), httpsPort: t.mtaStsPort, ca: t.mtaStsCa });
   const pool = createSessionPool({ name: config.hostname, timeoutMs: t.timeoutMs ?? SESSION_TIMEOUT_MS, ca: t.tlsCa, perHost: PER_HOST, idleMs: t.idleMs ?? IDLE_MS });
-  const route = createRouter({ resolver, mtaSts, port: config.outboundPort, allowPrivate: config.outboundAllowPrivate, own: ownAddresses(config.smtpHost) });
+  const route = createRouter({ resolver: deliveryResolver, mtaSts, port: config.outboundPort, allowPrivate: config.outboundAllowPrivate, own: ownAddresses(config.smtpHost) });
   const attempts = new Counter({
     name: 'mailstead_outbound_attempts_total', help: 'Outbound delivery tries by result (sent, deferred, failed)',
     labelNames: ['result'] as const, registers: [core.metrics.registry],
@@ -99,6 +107,7 @@ export function installOutbound(core: Core, deps: { srs: Srs; ingest: Ingest; re
     onAttempt: (result) => attempts.inc({ result }),
     pollMs: t.pollMs ?? POLL_MS, concurrency: CONCURRENCY,
   });
+  deps.ingest.onForwardsQueued(() => worker.wake());
   const service = createOutboundService({ db, store, now: () => clock.now(), wake: () => worker.wake() });
   outboundRoutes({ registry: core.registry, outbound: service });
   const prune = outboundPruneJob({ db, store, ingestStore: createIngestStore(), clock, logger });

@@ -1,7 +1,7 @@
-import type { promises as dnsPromises } from 'node:dns';
 import { request } from 'node:https';
 import { rootCertificates } from 'node:tls';
 import { parsePolicy } from 'mailauth/lib/mta-sts.js';
+import type { DeliveryResolver } from './dns-cache.js';
 
 /** A domain's MTA-STS policy (RFC 8461 section 3.2), with the id of the TXT record it was fetched under. */
 export interface MtaStsPolicy { id: string; mode: 'enforce' | 'testing' | 'none'; mx: string[]; maxAge: number }
@@ -14,7 +14,7 @@ export interface MtaSts {
 }
 
 export interface MtaStsOptions {
-  resolver: dnsPromises.Resolver;
+  resolver: DeliveryResolver;
   now: () => Date;
   /** The policy host's HTTPS port; 443 unless a test serves it elsewhere. */
   httpsPort?: number;
@@ -37,7 +37,7 @@ const DEFAULT_TIMEOUT_MS = 15_000;
 const bare = (name: string) => name.trim().toLowerCase().replace(/\.$/, '');
 
 /** The `id` of the domain's single `v=STSv1` TXT record; 'none' without one (or with several, RFC 8461 3.1); 'error' when DNS could not say. */
-async function lookupId(domain: string, resolver: dnsPromises.Resolver): Promise<{ kind: 'id'; id: string } | { kind: 'none' } | { kind: 'error' }> {
+async function lookupId(domain: string, resolver: DeliveryResolver): Promise<{ kind: 'id'; id: string } | { kind: 'none' } | { kind: 'error' }> {
   let records: string[][];
   try {
     records = await resolver.resolveTxt(`_mta-sts.${domain}`);

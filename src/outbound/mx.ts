@@ -1,9 +1,9 @@
-import type { promises as dnsPromises } from 'node:dns';
 import { randomInt } from 'node:crypto';
 import ipaddr from 'ipaddr.js';
 import { addressProblem } from '../webhooks/guard.js';
+import type { DeliveryResolver } from './dns-cache.js';
 
-type Resolver = dnsPromises.Resolver;
+type Resolver = DeliveryResolver;
 
 /** Where mail for a domain goes (RFC 5321 section 5.1). */
 export type DeliveryTargets =

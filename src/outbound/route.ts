@@ -1,4 +1,4 @@
-import type { promises as dnsPromises } from 'node:dns';
+import type { DeliveryResolver } from './dns-cache.js';
 import { isForbiddenTarget, resolveDeliveryTargets, TemporaryDnsError } from './mx.js';
 import type { MtaSts } from './mta-sts.js';
 import type { Hop } from './transport.js';
@@ -16,7 +16,7 @@ export type RoutePlan =
  * private, link-local or our own networks dropped unless `allowPrivate`.
  */
 export function createRouter(deps: {
-  resolver: dnsPromises.Resolver; mtaSts: MtaSts; port: number; allowPrivate: boolean; own: ReadonlySet<string>;
+  resolver: DeliveryResolver; mtaSts: MtaSts; port: number; allowPrivate: boolean; own: ReadonlySet<string>;
 }) {
   return async (domain: string): Promise<RoutePlan> => {
     let targets;
