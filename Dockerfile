@@ -35,9 +35,11 @@ RUN mkdir -p /data && chown node:node /data
 USER node
 VOLUME ["/data"]
 # 8080: REST API. 2525: SMTP, published as 25 on the host (docker run -p 25:2525). 993 and 143:
-# IMAP (implicit TLS, STARTTLS) on their own numbers, which imap_credentials names; Docker lets a
-# container's unprivileged user bind ports below 1024 (ip_unprivileged_port_start is 0 there).
-EXPOSE 8080 2525 993 143
+# IMAP (implicit TLS, STARTTLS) and 587 and 465: submission (STARTTLS, implicit TLS), on their own
+# numbers, which imap_credentials and submission_credentials name; Docker lets a container's
+# unprivileged user bind ports below 1024 (ip_unprivileged_port_start is 0 there). ACME's HTTP-01
+# challenge arrives on the HTTP listener: publish host port 80 to 8080 when MAILSTEAD_ACME_EMAIL is set.
+EXPOSE 8080 2525 993 143 587 465
 HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
   CMD node -e "fetch('http://127.0.0.1:'+(process.env.MAILSTEAD_HTTP_PORT||8080)+'/api/health').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))"
 STOPSIGNAL SIGTERM
