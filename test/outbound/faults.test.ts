@@ -67,7 +67,9 @@ test('a connection dropped in the middle of DATA is retried, and the next try de
 test('a broken STARTTLS handshake falls back to plaintext at once', async (t) => {
   const sink = await startSink(t, { tls: false });
   const remote = await startScripted(t, (s) => {
-    // Offers STARTTLS, then answers the handshake with garbage; without STARTTLS it is the sink.
+    // Offers STARTTLS, then answers the handshake with garbage; without STARTTLS it is the sink. The
+    // socket stays open long enough for a loaded client to see the garbage as a TLS failure rather
+    // than as a dropped connection (which would be a retry, not the fallback under test).
     const up = connect(sink.port, '127.0.0.1');
     up.on('error', () => s.destroy());
     let first = true;
@@ -77,7 +79,7 @@ test('a broken STARTTLS handshake falls back to plaintext at once', async (t) =>
       s.write(text);
     });
     s.on('data', (d: Buffer) => {
-      if (/^STARTTLS\r\n/i.test(d.toString('latin1'))) { s.write('220 2.0.0 go ahead\r\n'); s.write('this is not a TLS handshake\r\n'); setTimeout(() => s.destroy(), 50); up.destroy(); return; }
+      if (/^STARTTLS\r\n/i.test(d.toString('latin1'))) { s.write('220 2.0.0 go ahead\r\n'); s.write('this is not a TLS handshake\r\n'); setTimeout(() => s.destroy(), 5_000); up.destroy(); return; }
       up.write(d);
     });
   });
