@@ -3,6 +3,7 @@ import tls from 'node:tls';
 import type { Logger } from '../logger.js';
 import type { Conn, SessionDeps } from './session.js';
 import { Session } from './session.js';
+import { listenUnlessPrivileged } from '../listen.js';
 
 /** What the listeners need of the certificate source (src/tls). */
 export interface TlsSource {
@@ -98,11 +99,13 @@ export function createImapListeners(opts: { host: string; port: number | null; s
         const implicit = tls.createServer({ ...opts.tls.serverOptions(), handshakeTimeout: HANDSHAKE_MS }, (s) => serve(s, { ...common, starttls: false, secure: true }));
         implicit.on('tlsClientError', () => undefined);
         detach = opts.tls.attach(implicit);
-        imapPort = await listen(implicit, opts.port);
+        const port = opts.port;
+        imapPort = await listenUnlessPrivileged('IMAP', 'MAILSTEAD_IMAP_PORT', port, opts.logger, () => listen(implicit, port));
       }
       if (opts.starttlsPort !== null) {
         const plain = net.createServer((s) => serve(s, { ...common, starttls: true, secure: false }));
-        imapStarttlsPort = await listen(plain, opts.starttlsPort);
+        const port = opts.starttlsPort;
+        imapStarttlsPort = await listenUnlessPrivileged('IMAP STARTTLS', 'MAILSTEAD_IMAP_STARTTLS_PORT', port, opts.logger, () => listen(plain, port));
       }
       return { imapPort, imapStarttlsPort };
     },

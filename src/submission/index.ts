@@ -12,6 +12,7 @@ import { createSubmissionPath } from './deliver.js';
 import { submissionRoutes } from './routes.js';
 import { createSubmissionListener, SUBMISSION_LIMITS, type SubmissionLimits, type SubmissionListener } from './server.js';
 import { createSubmissionHandlers } from './session.js';
+import { listenUnlessPrivileged } from '../listen.js';
 
 /** The ports submission listens on; null for one that is disabled. */
 export interface SubmissionPorts {
@@ -52,8 +53,10 @@ export function installSubmission(core: Core, deps: {
     send,
     /** Listens on the enabled ports; resolves with the real ones. */
     async listen(): Promise<SubmissionPorts> {
-      const submissionPort = starttls ? await starttls.listen() : null;
-      const submissionsPort = implicit ? await implicit.listen() : null;
+      const submissionPort = starttls && config.submissionPort !== null
+        ? await listenUnlessPrivileged('submission', 'MAILSTEAD_SUBMISSION_PORT', config.submissionPort, logger, () => starttls.listen()) : null;
+      const submissionsPort = implicit && config.submissionsPort !== null
+        ? await listenUnlessPrivileged('submission (implicit TLS)', 'MAILSTEAD_SUBMISSIONS_PORT', config.submissionsPort, logger, () => implicit.listen()) : null;
       return { submissionPort, submissionsPort };
     },
     /** Stops both listeners. */
