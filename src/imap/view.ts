@@ -15,7 +15,7 @@ export interface Announcements {
 }
 
 /**
- * A selected folder as this session's client knows it: messages in UID order (the position is the
+ * A selected folder as the connected client knows it: messages in UID order (the position is the
  * sequence number), each message's last flags and marker, and the marker up to which changes were
  * read. Changes from any face (REST, SMTP delivery, other IMAP sessions) are folded in by
  * `apply`, which says what to announce; removals wait while the command in progress may not
@@ -105,7 +105,7 @@ export class FolderView {
     this.added = true;
   }
 
-  /** Removes entries this session expunged or moved itself; answers their old sequence numbers. */
+  /** Removes entries this connection expunged or moved itself; answers their old sequence numbers. */
   remove(ids: Iterable<number>): Array<{ seq: number; uid: number }> {
     const drop = new Set(ids);
     const out: Array<{ seq: number; uid: number }> = [];
