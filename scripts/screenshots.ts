@@ -98,7 +98,7 @@ async function openMessage(page: Page): Promise<void> {
   const pane = page.getByRole('region', { name: 'Message' });
   await pane.getByRole('heading', { name: 'Quarterly numbers' }).waitFor();
   // On a narrow screen the pane sits below the list: show the pane, as a reader would see it.
-  await pane.evaluate((el) => { if (window.innerWidth < 700) el.scrollIntoView({ block: 'start' }); });
+  await pane.evaluate((el) => { if ((globalThis as unknown as { innerWidth: number }).innerWidth < 700) el.scrollIntoView({ block: 'start' }); });
 }
 
 try {

@@ -43,8 +43,10 @@ db.close();
  * helper that does not exist in the page (and the page's CSP forbids evaluating strings).
  */
 async function openInPage({ index, limit }: { index: number; limit: number }): Promise<number> {
+  // The page's globals, loosely typed: the scripts compile without the DOM library.
+  const { document, MutationObserver } = globalThis as unknown as { document: any; MutationObserver: any };
   const rows = document.querySelectorAll('ul[aria-label="Messages"] li button');
-  const row = rows[index % rows.length] as HTMLButtonElement;
+  const row = rows[index % rows.length];
   const subject = (row.querySelector('.subject')?.firstChild?.textContent ?? '').trim();
   const pane = document.querySelector('section[aria-label="Message"]')!;
   const started = performance.now();
@@ -100,8 +102,8 @@ try {
       });
     }
     await page.goto(`${origin}/#/inbox`);
-    await page.waitForFunction(() => (window as unknown as { __firstRowAt?: number }).__firstRowAt !== undefined, undefined, { timeout: STEP_MS });
-    const firstRowAt = await page.evaluate(() => (window as unknown as { __firstRowAt: number }).__firstRowAt);
+    await page.waitForFunction(() => (globalThis as unknown as { __firstRowAt?: number }).__firstRowAt !== undefined, undefined, { timeout: STEP_MS });
+    const firstRowAt = await page.evaluate(() => (globalThis as unknown as { __firstRowAt: number }).__firstRowAt);
     // Click the round's row in the page and time it there until the pane shows its subject.
     const openMs = await page.evaluate(openInPage, { index: Math.max(run, 0), limit: STEP_MS });
     await Promise.all(measured);
