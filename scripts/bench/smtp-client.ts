@@ -7,6 +7,7 @@
  * which a real sending MTA spends on its own machine.
  */
 import { connect, type Socket } from 'node:net';
+import { connect as tlsConnect } from 'node:tls';
 
 /** One reply: its code and the text of its last line. */
 interface Reply {
@@ -49,6 +50,28 @@ export class LeanSmtpClient {
     socket.write(`EHLO ${name}\r\n`);
     await c.expect(250);
     return c;
+  }
+
+  /**
+   * Connects to a submission port with implicit TLS (any certificate: the bench's is self-signed),
+   * says EHLO and logs in with AUTH PLAIN; `authMs` is the time from AUTH to its 235.
+   */
+  static async openSubmission(port: number, name: string, user: string, pass: string, timeoutMs = 60_000): Promise<{ client: LeanSmtpClient; authMs: number }> {
+    const socket = tlsConnect({ host: '127.0.0.1', port, rejectUnauthorized: false });
+    socket.setTimeout(timeoutMs, () => socket.destroy(new Error('socket timeout')));
+    const c = new LeanSmtpClient(socket);
+    await c.expect(220);
+    socket.write(`EHLO ${name}\r\n`);
+    await c.expect(250);
+    const started = performance.now();
+    socket.write(`AUTH PLAIN ${Buffer.from(`\0${user}\0${pass}`).toString('base64')}\r\n`);
+    try {
+      await c.expect(235);
+    } catch (err) {
+      socket.destroy();
+      throw err;
+    }
+    return { client: c, authMs: performance.now() - started };
   }
 
   private onData(text: string): void {
