@@ -5,7 +5,7 @@ import { deliver, waitForEmails } from '../helpers/emails.js';
 import { hostileLine, prng } from './fuzz-lines.js';
 
 const LINES_PER_PHASE = 1000;
-const PHASE_MS = 25_000;
+const PHASE_MS = 20_000;
 const SECRET = 'OTHER-MAILBOX-SECRET-7f3a';
 
 /** A bare TLS connection that keeps everything it reads, and notices BYE and close. */
@@ -48,7 +48,7 @@ async function fuzz(t: import('ava').ExecutionContext, open: () => Promise<Conn>
     c.socket.write(line.bytes);
     c.socket.write(`s${n} NOOP\r\n`);
     stats.sent++;
-    let answered = await waitFor(c, new RegExp(`^s${n} (OK|NO|BAD)`, 'm'), from, 1000);
+    let answered = await waitFor(c, new RegExp(`^s${n} (OK|NO|BAD)`, 'm'), from, 400);
     if (!answered && !c.closed) {
       c.socket.write(`${'x'.repeat(600)}\r\nDONE\r\n*\r\nt${n} NOOP\r\n`);
       answered = await waitFor(c, new RegExp(`^[st]${n} (OK|NO|BAD)`, 'm'), from, 15_000);
@@ -94,8 +94,8 @@ test('a seeded stream of hostile lines, unauthenticated and selected: every line
   const a = await fuzz(t, selected, 1);
   const b = await fuzz(t, () => connect(imapPort), 2);
   t.log('selected', a.stats, 'unauthenticated', b.stats);
-  t.true(a.stats.sent >= 200 && b.stats.sent >= 200, 'enough lines were sent within the time bound');
-  t.true(a.stats.tagged > 50 && b.stats.tagged > 50, 'most well-tagged lines were answered by their tag');
+  t.true(a.stats.sent >= 100 && b.stats.sent >= 100, 'enough lines were sent within the time bound');
+  t.true(a.stats.tagged > a.stats.sent / 2 && b.stats.tagged > b.stats.sent / 2, 'most well-tagged lines were answered by their tag');
   t.false((a.transcript + b.transcript).includes(SECRET), 'nothing of the other mailbox was ever returned');
 
   // The server still serves: a fresh connection answers, and so does the API.
