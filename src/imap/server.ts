@@ -17,6 +17,12 @@ export const AUTOLOGOUT_MS = 30 * 60_000;
 /** A TLS handshake that takes longer than this is abandoned. */
 const HANDSHAKE_MS = 30_000;
 const MAX_CONNECTIONS = 2000;
+/**
+ * Concurrent connections one address may hold, across both listeners: one host cannot take every
+ * slot of MAX_CONNECTIONS (a mailbox is further held to 20 sessions once logged in). Dovecot's
+ * mail_max_userip_connections is 10 per user and address; 50 leaves room for NAT'd offices.
+ */
+export const MAX_CONNECTIONS_PER_IP = 50;
 
 /**
  * Runs one session on a socket: bytes in, responses out, STARTTLS (the plain socket is wrapped and
@@ -79,6 +85,25 @@ export function createImapListeners(opts: { host: string; port: number | null; s
   const timeoutMs = opts.timeoutMs ?? AUTOLOGOUT_MS;
   const common = { tls: opts.tls, deps: opts.deps, logger: opts.logger, timeoutMs, sockets };
   const servers: net.Server[] = [];
+  const perIp = new Map<string, number>();
+  /** Serves the socket unless its address already holds MAX_CONNECTIONS_PER_IP; then says BYE and closes. */
+  const admit = (socket: net.Socket, o: { starttls: boolean; secure: boolean }) => {
+    const ip = socket.remoteAddress ?? '';
+    const held = perIp.get(ip) ?? 0;
+    if (held >= MAX_CONNECTIONS_PER_IP) {
+      socket.on('error', () => undefined);
+      socket.end('* BYE [UNAVAILABLE] too many connections from your address\r\n');
+      setTimeout(() => socket.destroy(), 2000).unref();
+      return;
+    }
+    perIp.set(ip, held + 1);
+    socket.once('close', () => {
+      const left = (perIp.get(ip) ?? 1) - 1;
+      if (left > 0) perIp.set(ip, left);
+      else perIp.delete(ip);
+    });
+    serve(socket, { ...common, ...o });
+  };
   let detach: (() => void) | null = null;
 
   function listen(server: net.Server, port: number): Promise<number> {
@@ -96,14 +121,14 @@ export function createImapListeners(opts: { host: string; port: number | null; s
       let imapPort: number | null = null;
       let imapStarttlsPort: number | null = null;
       if (opts.port !== null) {
-        const implicit = tls.createServer({ ...opts.tls.serverOptions(), handshakeTimeout: HANDSHAKE_MS }, (s) => serve(s, { ...common, starttls: false, secure: true }));
+        const implicit = tls.createServer({ ...opts.tls.serverOptions(), handshakeTimeout: HANDSHAKE_MS }, (s) => admit(s, { starttls: false, secure: true }));
         implicit.on('tlsClientError', () => undefined);
         detach = opts.tls.attach(implicit);
         const port = opts.port;
         imapPort = await listenUnlessPrivileged('IMAP', 'MAILSTEAD_IMAP_PORT', port, opts.logger, () => listen(implicit, port));
       }
       if (opts.starttlsPort !== null) {
-        const plain = net.createServer((s) => serve(s, { ...common, starttls: true, secure: false }));
+        const plain = net.createServer((s) => admit(s, { starttls: true, secure: false }));
         const port = opts.starttlsPort;
         imapStarttlsPort = await listenUnlessPrivileged('IMAP STARTTLS', 'MAILSTEAD_IMAP_STARTTLS_PORT', port, opts.logger, () => listen(plain, port));
       }
