@@ -39,14 +39,17 @@ export interface Dovecot {
 }
 
 /** Starts Dovecot on `dir` (whose home/ holds the Maildir) and waits until it accepts connections. */
-export async function startDovecot(dir: string): Promise<Dovecot> {
+export async function startDovecot(dir: string, extraUsers: string[] = []): Promise<Dovecot> {
   const port = await freePort();
   // Dovecot refuses mail access as root: the mail belongs to nobody.
   const nobody = { uid: Number(spawnSync('id', ['-u', 'nobody']).stdout), gid: Number(spawnSync('id', ['-g', 'nobody']).stdout) };
   const ssl = spawnSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-days', '2', '-subj', '/CN=127.0.0.1',
     '-keyout', join(dir, 'key.pem'), '-out', join(dir, 'cert.pem')], { stdio: 'ignore' });
   if (ssl.status !== 0) throw new Error('openssl could not make a certificate');
-  writeFileSync(join(dir, 'passwd'), `${DOVECOT_USER}:{PLAIN}${DOVECOT_PASSWORD}:${nobody.uid}:${nobody.gid}::${join(dir, 'home')}\n`);
+  // The extra users (empty mailboxes, for the idle clients) live under home/ too, so they are nobody's.
+  for (const u of extraUsers) mkdirSync(join(dir, 'home', 'users', u), { recursive: true });
+  const line = (user: string, home: string) => `${user}:{PLAIN}${DOVECOT_PASSWORD}:${nobody.uid}:${nobody.gid}::${home}\n`;
+  writeFileSync(join(dir, 'passwd'), line(DOVECOT_USER, join(dir, 'home')) + extraUsers.map((u) => line(u, join(dir, 'home', 'users', u))).join(''));
   const conf = `
 protocols = imap
 listen = 127.0.0.1

@@ -113,13 +113,13 @@ function startImapServer(dataDir: string): Promise<{ child: ChildProcess; base: 
 }
 
 /** IDLE_CLIENTS connections logged in, INBOX selected, idling; returns them (to close) and how long that took. */
-async function idleClients(port: number, user: string, pass: string): Promise<{ clients: RawImap[]; seconds: number }> {
+async function idleClients(port: number, users: string[], pass: string): Promise<{ clients: RawImap[]; seconds: number }> {
   const t = performance.now();
   const clients: RawImap[] = [];
   // 20 at a time: a login is a password hash on the server.
   for (let i = 0; i < IDLE_CLIENTS; i += 20) {
-    clients.push(...await Promise.all(Array.from({ length: Math.min(20, IDLE_CLIENTS - i) }, async () => {
-      const c = await login(port, user, pass);
+    clients.push(...await Promise.all(Array.from({ length: Math.min(20, IDLE_CLIENTS - i) }, async (_, k) => {
+      const c = await login(port, users[(i + k) % users.length], pass);
       await c.cmd('SELECT INBOX');
       await c.idle();
       return c;
@@ -132,9 +132,12 @@ const messages = Array.from({ length: MESSAGES }, (_, i) => mixedMessage(i, ADDR
 const ourDir = mkdtempSync(join(tmpdir(), 'mailstead-imap-bench-'));
 const dovecotDir = mkdtempSync(join(tmpdir(), 'dovecot-imap-bench-'));
 const load = [loadavg()[0]];
+// Our server allows 20 connections per mailbox (DECISIONS.md section 14): the idle clients spread
+// over this many empty mailboxes, and over as many Dovecot users.
+const IDLE_USERS = Array.from({ length: Math.ceil(IDLE_CLIENTS / 20) }, (_, k) => `idle${k}`);
 const result: Record<string, unknown> = { bench: 'imap', messages: MESSAGES, rounds: ROUNDS, cores: cpus().length };
 const server = await startImapServer(ourDir);
-const dovecot = await (async () => { writeMaildir(dovecotDir, messages); return startDovecot(dovecotDir); })();
+const dovecot = await (async () => { writeMaildir(dovecotDir, messages); return startDovecot(dovecotDir, IDLE_USERS); })();
 try {
   const pid = server.child.pid!;
   const ports = server.ports;
@@ -154,7 +157,9 @@ try {
     }
   };
   await waitTask('/v1/get/domain', (await call('POST', '/v1/create/domain', { Domain: DOMAIN })).task_id);
-  await waitTask('/v1/get/mailbox/single', (await call('POST', '/v1/create/mailbox/single', { Email_fullname: 'Bench Inbox', single_bulk: 'single', Domain: DOMAIN, Params: { email_id: ADDRESS, password: PASSWORD } })).task_id);
+  for (const address of [ADDRESS, ...IDLE_USERS.map((u) => `${u}@${DOMAIN}`)]) {
+    await waitTask('/v1/get/mailbox/single', (await call('POST', '/v1/create/mailbox/single', { Email_fullname: 'Bench Inbox', single_bulk: 'single', Domain: DOMAIN, Params: { email_id: address, password: PASSWORD } })).task_id);
+  }
 
   // Load: 10 SMTP connections, each its share of the messages back to back; then wait until IMAP shows them all.
   let t = performance.now();
@@ -192,6 +197,8 @@ try {
   const smtp = await LeanSmtpClient.open(ports.smtp, 'client.example');
   const lat: number[] = [];
   for (let i = 0; i < IDLE_SAMPLES; i++) {
+    // A random pause first, so the sends do not fall into step with the session's change polling.
+    await new Promise((r) => setTimeout(r, Math.random() * 300));
     await smtp.send('sender@client.example', ADDRESS, mixedMessage(MESSAGES + i, ADDRESS));
     t = performance.now();
     await idler.until(new RegExp(`\\* ${MESSAGES + i + 1} EXISTS`), 30_000);
@@ -204,12 +211,12 @@ try {
   // Idle clients: RSS of our server, PSS of Dovecot's processes, before and after.
   await new Promise((r) => setTimeout(r, 2000));
   const ourBefore = rssMb(pid);
-  const ours = await idleClients(ports.imap, ADDRESS, PASSWORD);
+  const ours = await idleClients(ports.imap, IDLE_USERS.map((u) => `${u}@${DOMAIN}`), PASSWORD);
   await new Promise((r) => setTimeout(r, 2000));
   const ourAfter = rssMb(pid);
   for (const c of ours.clients) c.close();
   const dovBefore = dovecot.pssMb();
-  const theirs = await idleClients(dovecot.port, DOVECOT_USER, DOVECOT_PASSWORD);
+  const theirs = await idleClients(dovecot.port, IDLE_USERS, DOVECOT_PASSWORD);
   await new Promise((r) => setTimeout(r, 2000));
   const dovAfter = dovecot.pssMb();
   for (const c of theirs.clients) c.close();
