@@ -227,10 +227,16 @@ try {
   };
   load.push(loadavg()[0]);
   result.load_average = load.map(round1);
+  // Printed before the clean-up, so a slow stop cannot lose the figures.
+  console.log(JSON.stringify(result));
 } finally {
   await server.stop();
   await dovecot.stop();
-  rmSync(ourDir, { recursive: true, force: true });
-  rmSync(dovecotDir, { recursive: true, force: true });
+  for (const dir of [ourDir, dovecotDir]) {
+    try {
+      rmSync(dir, { recursive: true, force: true, maxRetries: 5 });
+    } catch (err) {
+      process.stderr.write(`could not remove ${dir}: ${String(err)}\n`);
+    }
+  }
 }
-console.log(JSON.stringify(result));
