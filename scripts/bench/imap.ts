@@ -9,8 +9,9 @@
  *   search_text  UID SEARCH TEXT zephyrine (in 1 message of 1,000)
  * each reported as the median (and all) of the rounds in ms. Then, ours only: the latency from
  * an SMTP 250 to the EXISTS seen by an IDLE client (IDLE_SAMPLES messages one at a time, p50 / p99),
- * and the server's RSS before and after IDLE_CLIENTS clients log in, select INBOX and IDLE (for
- * Dovecot the same clients, as the sum of its processes' PSS). Prints one JSON line.
+ * and the server's RSS before and after IDLE_CLIENTS clients log in, select INBOX and IDLE, spread
+ * over IDLE_CLIENTS / 20 empty mailboxes (ours allows 20 connections per mailbox; for Dovecot as many
+ * users, measured as the sum of its processes' PSS). Prints one JSON line.
  *
  * Usage: node --import tsx scripts/bench/imap.ts [--messages=10000] [--rounds=3] [--idle-samples=50]
  *          [--idle-clients=500] [--main=FILE]
