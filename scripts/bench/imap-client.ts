@@ -4,6 +4,7 @@
  * shared cores that client-side work would be a large part of what a header sync "takes", and it
  * would be the same for both servers, hiding the difference between them.
  */
+import net from 'node:net';
 import tls from 'node:tls';
 
 export class RawImap {
@@ -27,9 +28,9 @@ export class RawImap {
     socket.on('close', () => { this.closed = true; this.wake?.(); });
   }
 
-  /** Connects with implicit TLS and waits for the greeting (bounded by `timeoutMs`). */
-  static async open(port: number, timeoutMs = 60_000): Promise<RawImap> {
-    const socket = tls.connect({ port, host: '127.0.0.1', rejectUnauthorized: false });
+  /** Connects with implicit TLS from `localAddress` (a loopback address) and waits for the greeting (bounded by `timeoutMs`). */
+  static async open(port: number, timeoutMs = 60_000, localAddress = '127.0.0.1'): Promise<RawImap> {
+    const socket = tls.connect({ socket: net.connect({ port, host: '127.0.0.1', localAddress }), rejectUnauthorized: false });
     const c = new RawImap(socket);
     await c.until(/^\* OK/m, timeoutMs);
     return c;

@@ -44,8 +44,8 @@ const round1 = (x: number) => Math.round(x * 10) / 10;
 const rssMb = (pid: number) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) / 1024;
 const fetchCount = (text: string) => text.match(/\r\n\* \d+ FETCH /g)?.length ?? (text.startsWith('* ') ? 1 : 0);
 
-async function login(port: number, user: string, pass: string): Promise<RawImap> {
-  const c = await RawImap.open(port);
+async function login(port: number, user: string, pass: string, localAddress?: string): Promise<RawImap> {
+  const c = await RawImap.open(port, undefined, localAddress);
   await c.cmd(`LOGIN ${quote(user)} ${quote(pass)}`, 60_000);
   return c;
 }
@@ -120,7 +120,9 @@ async function idleClients(port: number, users: string[], pass: string): Promise
   // 20 at a time: a login is a password hash on the server.
   for (let i = 0; i < IDLE_CLIENTS; i += 20) {
     clients.push(...await Promise.all(Array.from({ length: Math.min(20, IDLE_CLIENTS - i) }, async (_, k) => {
-      const c = await login(port, users[(i + k) % users.length], pass);
+      // Our server takes at most 50 connections per address (src/imap/server.ts): the clients come
+      // from 127.0.0.2, 127.0.0.3, ... 40 to an address, as many machines would.
+      const c = await login(port, users[(i + k) % users.length], pass, `127.0.0.${2 + Math.floor((i + k) / 40)}`);
       await c.cmd('SELECT INBOX');
       await c.idle();
       return c;
