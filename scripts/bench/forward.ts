@@ -21,10 +21,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
-import { Worker } from 'node:worker_threads';
 import { SMTPServer } from 'smtp-server';
 import { benchEnv, cli, processCpuMs, ROOT, serverArgs, startEnv } from './email-bench-server.js';
 import { instanceCpuMs, startPostfixForwarder } from './postfix-forwarder.js';
+import { startMxDns } from './mx-dns.js';
 import { LeanSmtpClient } from './smtp-client.js';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string' }, warmup: { type: 'string' }, connections: { type: 'string' }, mailstead: { type: 'string' }, postfix: { type: 'string' }, main: { type: 'string' } } });
@@ -37,30 +37,6 @@ const REMOTE_DOMAIN = 'remote.bench';
 const GOTO = `relay@${REMOTE_DOMAIN}`;
 const SENDER = 'sender@client.example';
 const ARRIVAL_WAIT_MS = 180_000;
-
-/** The DNS server, in its own thread so a busy main thread (senders and sink) does not slow answers. */
-const DNS_SERVER = `
-const { parentPort, workerData } = require('node:worker_threads');
-const dns2 = require(workerData.dns2);
-const { Packet } = dns2;
-const server = dns2.createServer({ udp: true, handle(request, send) {
-  const response = Packet.createResponseFromRequest(request);
-  const [q] = request.questions;
-  const name = String(q.name).toLowerCase().replace(/\\.$/, '');
-  const base = { name: q.name, type: q.type, class: Packet.CLASS.IN, ttl: 300 };
-  if (name === workerData.domain && q.type === Packet.TYPE.MX) response.answers.push({ ...base, exchange: 'mx.' + workerData.domain, priority: 10 });
-  else if (name === 'mx.' + workerData.domain && q.type === Packet.TYPE.A) response.answers.push({ ...base, address: '127.0.0.1' });
-  else if (name !== 'mx.' + workerData.domain && name !== workerData.domain) response.header.rcode = 3;
-  send(response);
-} });
-server.listen({ udp: { port: 0, address: '127.0.0.1' } }).then((a) => parentPort.postMessage(a.udp.port));
-`;
-
-async function startDns(): Promise<{ server: string; stop(): Promise<number> }> {
-  const worker = new Worker(DNS_SERVER, { eval: true, workerData: { dns2: join(ROOT, 'node_modules', 'dns2'), domain: REMOTE_DOMAIN } });
-  const port = await new Promise<number>((resolve, reject) => { worker.once('message', resolve); worker.once('error', reject); });
-  return { server: `127.0.0.1:${port}`, stop: () => worker.terminate() };
-}
 
 /** The remote MX: records when each message (by Message-ID) arrived and whether it was signed and SRS-rewritten. */
 async function startSink() {
@@ -215,7 +191,7 @@ async function postfix(sink: Sink) {
 async function main() {
   // The host is shared: its load average says how far rates can be trusted (CPU per message less affected).
   const loadBefore = loadavg()[0];
-  const dns = await startDns();
+  const dns = await startMxDns(REMOTE_DOMAIN);
   const sink = await startSink();
   try {
     const ours = (values.mailstead ?? '1') !== '0' ? await mailstead(sink, dns.server).catch((err) => ({ error: String(err) })) : null;

@@ -1,7 +1,7 @@
 import { mkdirSync } from 'node:fs';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { SMTPServer, type SMTPServerEnvelope, type SMTPServerSession } from 'smtp-server';
+import { drainSmtp, listenSmtp } from './lifecycle.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { RAW_IN_ROW_BYTES } from '../ingest/accept.js';
@@ -224,13 +224,7 @@ export function createSmtpListener(deps: SmtpListenerDeps) {
 
   return {
     /** Listens and resolves with the real port (MAILSTEAD_SMTP_PORT may be 0). */
-    listen: () => new Promise<number>((resolve, reject) => {
-      server.server.once('error', reject);
-      server.listen(config.smtpPort, config.smtpHost, () => {
-        server.server.off('error', reject);
-        resolve((server.server.address() as AddressInfo).port);
-      });
-    }),
+    listen: () => listenSmtp(server, config.smtpPort, config.smtpHost),
 
     /**
      * Stops accepting connections; sessions get 421 on their next command. Messages already in
@@ -239,10 +233,7 @@ export function createSmtpListener(deps: SmtpListenerDeps) {
     close(): Promise<void> {
       closing ??= (async () => {
         unsubscribeTls();
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        await waitForInFlight(limits.closeGraceMs);
-        for (const connection of [...server.connections]) connection.send(421, '4.3.2 service shutting down');
-        await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
+        await drainSmtp(server, () => waitForInFlight(limits.closeGraceMs));
       })();
       return closing;
     },

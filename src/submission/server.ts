@@ -1,5 +1,5 @@
-import type { AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerAuthentication, type SMTPServerSession } from 'smtp-server';
+import { drainSmtp, listenSmtp } from '../smtp/lifecycle.js';
 import type { Logger } from '../logger.js';
 import { createConnectionLimits } from '../smtp/limits.js';
 import type { SmtpReply } from '../smtp/replies.js';
@@ -136,21 +136,12 @@ export function createSubmissionListener(deps: {
   let closing: Promise<void> | null = null;
   return {
     /** Listens and resolves with the real port (the configured one may be 0). */
-    listen: () => new Promise<number>((resolve, reject) => {
-      server.server.once('error', reject);
-      server.listen(deps.port, deps.host, () => {
-        server.server.off('error', reject);
-        resolve((server.server.address() as AddressInfo).port);
-      });
-    }),
+    listen: () => listenSmtp(server, deps.port, deps.host),
     /** Stops accepting; messages being committed finish (up to closeGraceMs), then open sessions get 421 and are closed. */
     close(): Promise<void> {
       closing ??= (async () => {
         unsubscribeTls();
-        const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-        await waitForInFlight();
-        for (const c of [...server.connections] as Array<{ send(code: number, text: string): void }>) c.send(421, '4.3.2 service shutting down');
-        await Promise.race([closed, new Promise((resolve) => setTimeout(resolve, 1_000).unref())]);
+        await drainSmtp(server, waitForInFlight);
       })();
       return closing;
     },
