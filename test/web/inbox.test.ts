@@ -93,7 +93,10 @@ test('mail sent over SMTP appears without a reload; reading, marking read and de
   t.is(file.suggestedFilename(), 'numbers.csv');
   t.regex(file.url(), /\/api\/v1\/attachments\/download\//);
   await pane.getByRole('button', { name: 'Raw source' }).click();
-  t.regex(await pane.getByRole('region', { name: 'Raw source' }).or(pane.getByLabel('Raw source')).innerText(), /Subject: Quarterly numbers/);
+  // The source is fetched on click and shown when it has arrived: wait for it to be visible, not only attached.
+  const rawSource = pane.getByLabel('Raw source');
+  await rawSource.waitFor({ state: 'visible' });
+  t.regex(await rawSource.innerText(), /Subject: Quarterly numbers/);
 
   // Mark as read: the webhook receiver hears email.read.
   const emailId = (await app.get(`/v1/emails?mailbox_id=${inbox.mailboxId}`, inbox.key)).body.data[0].id;
