@@ -139,8 +139,12 @@ export async function render(main) {
 
   fill(main, pageTitle('Inbox'), filters, msg.el, fresh,
     h('div', { class: 'inbox' }, h('div', { class: 'list-col' }, listEl, pager), pane));
-  if (await apiHasFolders()) { hasFolders = true; folderField.hidden = false; }
+  // The folder question and the first page go out together: without `folder` the list is the
+  // server's default folder (INBOX), which is what the selector starts on, so the first page does
+  // not wait for the API description (a second round trip and a large JSON parse).
+  const folders = apiHasFolders();
   await load();
+  if (await folders) { hasFolders = true; folderField.hidden = false; }
   // Not awaited: the list shows at once while earlier mail names the other mailboxes.
   boxes.discover(() => stopped).catch((e) => { if (!stopped) msg.error(`The mailboxes could not be read from the mail: ${explain(e)}`); });
   timer = setTimeout(poll, POLL_MS);
