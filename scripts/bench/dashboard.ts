@@ -11,8 +11,11 @@
  * adds nothing. Also the bytes of JS and CSS the first round transferred (encoded body plus
  * response headers, as DevTools counts them) and how many files.
  * Targets (issue 35): inbox interactive within 500 ms, a message open under 150 ms (medians).
+ * The content codings the JS and CSS came in are listed with their bytes. `--timeline` adds, for
+ * each round, what the page fetched until its first row and when (the page's Resource Timing:
+ * start, first byte and end of each request in ms from navigation), to tell where a slow round went.
  *
- * Usage: node --import tsx scripts/bench/dashboard.ts DIR [--runs=5] [--main=FILE]
+ * Usage: node --import tsx scripts/bench/dashboard.ts DIR [--runs=5] [--main=FILE] [--timeline]
  * Needs /usr/bin/chromium (or MAILSTEAD_TEST_CHROMIUM). Bounded: RUNS rounds, each step 30 s at most.
  * Prints one JSON line.
  */
@@ -31,6 +34,7 @@ if (!dataDir) {
   process.exit(2);
 }
 const RUNS = Number(args.get('runs') ?? 5);
+const TIMELINE = args.has('timeline');
 const STEP_MS = 30_000;
 const key = readFileSync(join(dataDir, 'bench.key'), 'utf8').trim();
 const db = new Database(join(dataDir, 'mailstead.db'), { readonly: true });
@@ -72,7 +76,8 @@ const origin = server.base.replace(/\/api$/, '');
 const browser = await chromium.launch({ executablePath: CHROMIUM_PATH, args: CHROMIUM_ARGS, timeout: 60_000 });
 const interactive: number[] = [];
 const open: number[] = [];
-const transferred = { js_bytes: 0, css_bytes: 0, js_files: 0, css_files: 0 };
+const transferred = { js_bytes: 0, css_bytes: 0, js_files: 0, css_files: 0, encodings: [] as string[] };
+const timelines: string[][] = [];
 try {
   // One unmeasured load first: the server's first requests (JIT, page cache) are not what a person meets.
   for (let run = -1; run < RUNS; run++) {
@@ -95,7 +100,9 @@ try {
       page.on('requestfinished', (request) => {
         const type = request.resourceType();
         if (type !== 'script' && type !== 'stylesheet') return;
-        measured.push(request.sizes().then((s) => {
+        measured.push(request.sizes().then(async (s) => {
+          const coding = (await request.response())?.headers()['content-encoding'] ?? 'identity';
+          if (!transferred.encodings.includes(coding)) transferred.encodings.push(coding);
           const bytes = s.responseBodySize + s.responseHeadersSize;
           if (type === 'script') { transferred.js_bytes += bytes; transferred.js_files++; } else { transferred.css_bytes += bytes; transferred.css_files++; }
         }));
@@ -104,6 +111,13 @@ try {
     await page.goto(`${origin}/#/inbox`);
     await page.waitForFunction(() => (globalThis as unknown as { __firstRowAt?: number }).__firstRowAt !== undefined, undefined, { timeout: STEP_MS });
     const firstRowAt = await page.evaluate(() => (globalThis as unknown as { __firstRowAt: number }).__firstRowAt);
+    if (TIMELINE && run >= 0) {
+      // What was fetched by the first row, in the page's own clock (navigation start is 0).
+      const entries = await page.evaluate(() => (globalThis as unknown as { performance: { getEntriesByType(t: string): any[] } }).performance
+        .getEntriesByType('resource').map((e) => [e.name, e.startTime, e.responseStart, e.responseEnd] as [string, number, number, number]));
+      timelines.push([`first row ${Math.round(firstRowAt)}`, ...entries.filter((e) => e[1] <= firstRowAt)
+        .map(([name, start, first, end]) => `${new URL(name).pathname.replace(/^\/api/, '')} ${Math.round(start)}/${Math.round(first)}/${Math.round(end)}`)]);
+    }
     // Click the round's row in the page and time it there until the pane shows its subject.
     const openMs = await page.evaluate(openInPage, { index: Math.max(run, 0), limit: STEP_MS });
     await Promise.all(measured);
@@ -119,4 +133,5 @@ console.log(JSON.stringify({
   inbox_interactive_ms: { median: median(interactive), runs: interactive },
   open_message_ms: { median: median(open), runs: open },
   transferred,
+  ...(TIMELINE ? { timeline: timelines } : {}),
 }));

@@ -25,3 +25,12 @@ test('all the dashboard JavaScript and CSS together stay under 100 KB gzipped', 
   const separate = code.reduce((n, f) => n + gzipSync(readFileSync(f), { level: 9 }).length, 0);
   t.true(separate < LIMIT, `${separate} bytes gzipped file by file`);
 });
+
+test('the page preloads every module under js/ besides main.js, and nothing else', (t) => {
+  const html = readFileSync(join(WEB, 'index.html'), 'utf8');
+  const preloaded = [...html.matchAll(/<link rel="modulepreload" href="([^"]+)">/g)].map((m) => m[1]).sort();
+  const modules = files(join(WEB, 'js')).filter((f) => f.endsWith('.js'))
+    .map((f) => '/' + f.slice(WEB.length + 1).split(/[\\/]/).join('/')).filter((p) => p !== '/js/main.js').sort();
+  t.deepEqual(preloaded, modules);
+  t.regex(html, /<script type="module" src="\/js\/main\.js"><\/script>/);
+});

@@ -81,7 +81,6 @@ export async function render(main) {
     fill(fresh);
     const items = /** @type {any[]} */ (page.data ?? []);
     if (!hasFolders && items.some((m) => typeof m.folder === 'string')) { hasFolders = true; folderField.hidden = false; }
-    boxes.learn(items);
     fill(listEl, items.length === 0 ? h('li', { class: 'empty' }, 'No messages here.') : items.map((m) => h('li', {},
       h('button', { type: 'button', class: `mail-item${m.is_read ? '' : ' unread'}`, 'aria-current': m.id === openId ? 'true' : null, onclick: () => open(m.id) },
         h('span', { class: 'from' }, m.is_read ? null : h('span', { class: 'sr-only' }, 'Unread: '), m.from_name || m.from_email),
@@ -92,6 +91,10 @@ export async function render(main) {
     fill(pager,
       page.meta?.prev_cursor ? h('button', { type: 'button', onclick: () => { cursor = page.meta.prev_cursor; load(); } }, 'Newer') : null,
       page.meta?.next_cursor ? h('button', { type: 'button', onclick: () => { cursor = page.meta.next_cursor; load(); } }, 'Older') : null);
+
+    // In a later task, after the rows are in and painted: sorting the selector's options (the
+    // first localeCompare loads the collator) need not hold up the list.
+    setTimeout(() => boxes.learn(items), 0);
   }
 
   /** @param {number} id */
