@@ -94,9 +94,15 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
       sql<EntryRow>`SELECT ${ENTRY} FROM emails WHERE mailbox_id = ${mailboxId} AND folder = ${folder} AND deleted_at IS NULL ORDER BY uid`
         .execute(db).then((r) => r.rows.map(entry)),
 
-    /** The newest change marker of the tenant's mail (HIGHESTMODSEQ; IDLE polls it). */
+    /** The newest change marker of the tenant's mail (HIGHESTMODSEQ). */
     highestModseq: (tenantId: number) =>
       sql<{ m: number | null }>`SELECT max(updated_seq) AS m FROM emails WHERE tenant_id = ${tenantId}`.execute(db).then((r) => Number(r.rows[0]?.m ?? 0)),
+
+    /** The newest change marker of each mailbox of the tenant with changes after `after` (IDLE's poll). */
+    changedMailboxes: (tenantId: number, after: number) =>
+      sql<{ mailbox_id: number; m: number }>`SELECT mailbox_id, max(updated_seq) AS m FROM emails
+        WHERE tenant_id = ${tenantId} AND updated_seq > ${after} GROUP BY mailbox_id`.execute(db)
+        .then((r) => new Map(r.rows.map((x) => [x.mailbox_id, Number(x.m)]))),
 
     /** Changes of the tenant's mail after a marker, oldest first. */
     changes: (tenantId: number, after: number, limit = 1000) =>

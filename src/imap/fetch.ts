@@ -82,6 +82,9 @@ function readModifiers(p: Parser): { changedSince: number | null; vanished: bool
   return { changedSince, vanished };
 }
 
+/** Whether a section is the whole message. */
+const whole = (section: Section) => section.path.length === 0 && section.text === '';
+
 const slice = (b: Buffer, part: [number, number] | null) => (part ? b.subarray(Math.min(part[0], b.length), Math.min(part[0] + part[1], b.length)) : b);
 
 /** Resolves a sequence set (or `$`) against the view; BAD for sequence numbers past the end. */
@@ -123,6 +126,8 @@ async function fetch(s: Session, tag: string, p: Parser, uid: boolean): Promise<
   const needSummary = items.some((i) => i.kind === 'RFC822.SIZE' || i.kind === 'ENVELOPE' || i.kind === 'BODYSTRUCTURE');
   const needRow = needSummary || items.some((i) => i.kind === 'INTERNALDATE');
   const needRaw = items.some((i) => i.kind === 'BODY' || i.kind === 'section' || i.kind === 'binary');
+  // The whole message (BODY[], RFC822, BINARY[]) is the bytes as they are: no MIME tree needed.
+  const needMime = items.some((i) => i.kind === 'BODY' || ((i.kind === 'section' || i.kind === 'binary') && !whole(i.section)));
   const setsSeen = !v.readOnly && items.some((i) => (i.kind === 'section' || i.kind === 'binary') && !i.peek);
   for (let at = 0; at < list.length; at += CHUNK) {
     const chunk = list.slice(at, at + CHUNK);
@@ -139,7 +144,7 @@ async function fetch(s: Session, tag: string, p: Parser, uid: boolean): Promise<
         } catch {
           continue; // expunged meanwhile
         }
-        mime = parseMime(raw);
+        if (needMime) mime = parseMime(raw);
       }
       let flagsChanged = false;
       if (setsSeen && !e.read) {
@@ -160,13 +165,13 @@ async function fetch(s: Session, tag: string, p: Parser, uid: boolean): Promise<
           case 'BODYSTRUCTURE': add(`BODYSTRUCTURE ${row!.summary!.bodystructure}`); break;
           case 'BODY': add(`BODY ${bodyStructure(raw!, mime!, false)}`); break;
           case 'section': {
-            const bytes = slice(sectionBytes(raw!, mime!, i.section), i.partial);
+            const bytes = slice(whole(i.section) ? raw! : sectionBytes(raw!, mime!, i.section), i.partial);
             const label = i.name === 'BODY' ? `BODY[${sectionName(i.section)}]${i.partial ? `<${i.partial[0]}>` : ''}` : i.name;
             add(`${label} `, ...lit(bytes));
             break;
           }
           case 'binary': {
-            const decoded = binaryBytes(raw!, mime!, i.section.path);
+            const decoded = whole(i.section) ? raw! : binaryBytes(raw!, mime!, i.section.path);
             const label = `[${i.section.path.join('.')}]`;
             if (i.size) add(`BINARY.SIZE${label} ${decoded.length}`);
             else {

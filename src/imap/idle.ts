@@ -36,7 +36,7 @@ export const idleCommands: Record<string, CommandSpec> = {
       const unwatch = s.deps.idle.watch({
         tenantId: login.tenantId,
         mailboxId: login.mailboxId,
-        marker: () => s.view?.marker ?? Number.MAX_SAFE_INTEGER,
+        marker: () => s.view?.marker ?? null,
         wake: look,
       });
       try {
