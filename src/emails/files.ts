@@ -5,6 +5,7 @@ import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { forbidden, notFound } from '../errors.js';
 import { iso } from '../format.js';
+import { imapSummary } from '../imap/summary.js';
 import type { BlobStore } from '../ingest/blobs.js';
 import { composeApiMessage } from './compose.js';
 import { contentDisposition, LINK_TTL_MS, safeContentType, type LinkSigner } from './links.js';
@@ -76,14 +77,18 @@ export function createEmailFiles({ db, store, blobs, signer, clock, publicUrl }:
     },
   };
 
-  /** The kept bytes of mail without SMTP bytes; rendered and kept on first use (the first kept wins a race). */
+  /**
+   * The kept bytes of mail without SMTP bytes; rendered and kept on first use (the first kept wins a
+   * race), with IMAP's summary of them, so FETCH reads it instead of parsing the bytes.
+   */
   async function stableRaw(e: NonNullable<Awaited<ReturnType<EmailStore['get']>>>): Promise<Buffer> {
     const kept = await db.selectFrom('email_raw').select('raw').where('email_id', '=', e.id).executeTakeFirst();
     if (kept) return kept.raw;
     const rendered = await render(e);
     await db.insertInto('email_raw').values({ email_id: e.id, raw: rendered }).onConflict((oc) => oc.column('email_id').doNothing()).execute();
-    const now = await db.selectFrom('email_raw').select('raw').where('email_id', '=', e.id).executeTakeFirst();
-    return now?.raw ?? rendered;
+    const now = (await db.selectFrom('email_raw').select('raw').where('email_id', '=', e.id).executeTakeFirst())?.raw ?? rendered;
+    await store.saveImap(db, [{ email_id: e.id, ...imapSummary(now) }]);
+    return now;
   }
 
   /** API mail rendered from its stored fields and attachments. */

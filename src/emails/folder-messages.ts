@@ -2,7 +2,10 @@ import { sql } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { jsonList } from '../db/json-list.js';
+import type { ImapSummary } from '../imap/summary.js';
 import { fits } from '../ingest/commits.js';
+import type { MailChanges } from './changes.js';
+import { summaryQueries } from './summary-rows.js';
 import { folderStore, type FolderRow } from './folder-store.js';
 import type { Markers } from './markers.js';
 import type { EmailService } from './service.js';
@@ -35,6 +38,8 @@ export interface MessageMeta extends FolderEntry {
 /** A message to APPEND, parsed. */
 export interface AppendInput {
   raw: Buffer;
+  /** IMAP's summary of `raw`. */
+  imap: ImapSummary;
   flags: string[];
   receivedAt: number;
   messageId: string;
@@ -63,9 +68,12 @@ const entry = (r: EntryRow): FolderEntry => ({ id: r.id, uid: r.uid, flags: r.fl
  * UIDs. Reads and deletes of whole messages go through the email service, so the three faces
  * (REST, IMAP, webhooks) share one state.
  */
-export function createFolderMessages({ db, store, markers, clock, service }: {
+export function createFolderMessages({ db, store, markers, clock, service, changes }: {
   db: Db; store: EmailStore; markers: Markers; clock: Clock; service: EmailService;
+  /** Told of every committed change made here (IDLE wakes on it); reads and deletes tell it through the service. */
+  changes?: MailChanges;
 }) {
+  const changed = (mailboxId: number) => changes?.committed([mailboxId]);
   /** Reserves `n` UIDs in a folder; refuses a folder that does not exist. */
   async function reserve(trx: Db, mailboxId: number, folder: string, n: number): Promise<number> {
     const first = (await folderStore.reserveUids(trx, folder, new Map([[mailboxId, n]]))).get(mailboxId);
@@ -79,9 +87,15 @@ export function createFolderMessages({ db, store, markers, clock, service }: {
       sql<EntryRow>`SELECT ${ENTRY} FROM emails WHERE mailbox_id = ${mailboxId} AND folder = ${folder} AND deleted_at IS NULL ORDER BY uid`
         .execute(db).then((r) => r.rows.map(entry)),
 
-    /** The newest change marker of the tenant's mail (HIGHESTMODSEQ; IDLE polls it). */
+    /** The newest change marker of the tenant's mail (HIGHESTMODSEQ). */
     highestModseq: (tenantId: number) =>
       sql<{ m: number | null }>`SELECT max(updated_seq) AS m FROM emails WHERE tenant_id = ${tenantId}`.execute(db).then((r) => Number(r.rows[0]?.m ?? 0)),
+
+    /** The newest change marker of each mailbox of the tenant with changes after `after` (IDLE's poll). */
+    changedMailboxes: (tenantId: number, after: number) =>
+      sql<{ mailbox_id: number; m: number }>`SELECT mailbox_id, max(updated_seq) AS m FROM emails
+        WHERE tenant_id = ${tenantId} AND updated_seq > ${after} GROUP BY mailbox_id`.execute(db)
+        .then((r) => new Map(r.rows.map((x) => [x.mailbox_id, Number(x.m)]))),
 
     /** Changes of the tenant's mail after a marker, oldest first. */
     changes: (tenantId: number, after: number, limit = 1000) =>
@@ -97,6 +111,8 @@ export function createFolderMessages({ db, store, markers, clock, service }: {
         FROM emails WHERE id IN ${jsonList(ids)} AND mailbox_id = ${mailboxId} AND deleted_at IS NULL`.execute(db);
       return new Map(r.rows.map((x) => [x.id, { ...entry(x), receivedAt: x.received_at, inboundId: x.inbound_id }]));
     },
+
+    ...summaryQueries(db, store),
 
     /** Counts of a folder for STATUS. */
     counts: (mailboxId: number, folder: string) =>
@@ -121,6 +137,7 @@ export function createFolderMessages({ db, store, markers, clock, service }: {
           if (Number((await q.executeTakeFirst()).numUpdatedRows) === 1) done.set(c.id, marker);
         }
       });
+      if (done.size > 0) changed(mailboxId);
       return done;
     },
 
@@ -134,6 +151,7 @@ export function createFolderMessages({ db, store, markers, clock, service }: {
             .where('id', '=', id).where('mailbox_id', '=', mailboxId).where('read_at', 'is not', null).where('deleted_at', 'is', null).execute();
         }
       });
+      changed(mailboxId);
     },
 
     markRead: (tenantId: number, id: number) => service.markRead(tenantId, id),
@@ -155,6 +173,7 @@ export function createFolderMessages({ db, store, markers, clock, service }: {
           uids.push(first + i);
         }
       });
+      changed(mailboxId);
       return uids;
     },
 
@@ -182,6 +201,9 @@ export function createFolderMessages({ db, store, markers, clock, service }: {
           await sql`INSERT INTO attachments (email_id, filename, content_type, size, content_id, disposition, sha256)
             SELECT ${newId}, filename, content_type, size, content_id, disposition, sha256 FROM attachments WHERE email_id = ${id} ORDER BY id`.execute(trx);
           await sql`INSERT INTO email_raw (email_id, raw) SELECT ${newId}, raw FROM email_raw WHERE email_id = ${id}`.execute(trx);
+          // The same bytes: the same summary (none yet for mail stored before summaries were kept).
+          await sql`INSERT INTO email_imap (email_id, size, envelope, bodystructure)
+            SELECT ${newId}, size, envelope, bodystructure FROM email_imap WHERE email_id = ${id}`.execute(trx);
           const text = plainText(contents.body_text, contents.body_html).slice(0, INDEXED_BODY_CHARS);
           await store.indexFts(trx, [{ rowid: newId, subject: src.subject, body: text, from_email: src.from_email, from_name: src.from_name ?? '' }]);
           added += src.size;
@@ -189,6 +211,7 @@ export function createFolderMessages({ db, store, markers, clock, service }: {
         }
         if (added > 0) await trx.updateTable('mailboxes').set({ used_bytes: sql`used_bytes + ${added}` }).where('id', '=', mailboxId).execute();
       });
+      changed(mailboxId);
       return uids;
     },
 
@@ -197,7 +220,7 @@ export function createFolderMessages({ db, store, markers, clock, service }: {
      * kept as given; refuses with OverQuotaError when the quota has no room. Answers its UID.
      */
     async append(tenantId: number, mailboxId: number, folder: string, m: AppendInput): Promise<number> {
-      return db.transaction().execute(async (trx) => {
+      const uid = await db.transaction().execute(async (trx) => {
         const box = await trx.selectFrom('mailboxes').select(['quota_mb', 'used_bytes', 'address']).where('id', '=', mailboxId).executeTakeFirstOrThrow();
         if (!fits(box, m.raw.length)) throw new OverQuotaError('mailbox over quota');
         await markers.ready(trx);
@@ -220,10 +243,13 @@ export function createFolderMessages({ db, store, markers, clock, service }: {
           auth: null, body_text: m.bodyText, body_html: m.bodyHtml,
         }).execute();
         await trx.insertInto('email_raw').values({ email_id: id, raw: m.raw }).execute();
+        await store.saveImap(trx, [{ email_id: id, ...m.imap }]);
         await store.indexFts(trx, [{ rowid: id, subject: m.subject, body: text.slice(0, INDEXED_BODY_CHARS), from_email: m.fromEmail, from_name: m.fromName ?? '' }]);
         await trx.updateTable('mailboxes').set({ used_bytes: sql`used_bytes + ${m.raw.length}` }).where('id', '=', mailboxId).execute();
         return uid;
       });
+      changed(mailboxId);
+      return uid;
     },
 
     /** Ids among `ids` whose indexed subject, body or sender match a full-text expression (fts.ts). */
@@ -268,6 +294,7 @@ export function createFolderMessages({ db, store, markers, clock, service }: {
           await trx.updateTable('emails').set({ folder: to + r.folder.slice(from.length), updated_seq: markers.next() }).where('id', '=', r.id).execute();
         }
       });
+      changed(mailboxId);
     },
 
     setSubscribed: (folderId: number, on: boolean) => folderStore.setSubscribed(db, folderId, on),
@@ -279,3 +306,4 @@ export function createFolderMessages({ db, store, markers, clock, service }: {
 }
 export type FolderMessages = ReturnType<typeof createFolderMessages>;
 export type { FolderRow };
+export type { SummaryRow } from './summary-rows.js';

@@ -4,6 +4,7 @@ import { createIngest } from '../ingest/index.js';
 import type { RecipientResolver } from '../ingest/types.js';
 import type { Mailboxes } from '../mailboxes/index.js';
 import { createEventRecorder, type EventRecorder } from '../webhooks/events.js';
+import { createMailChanges } from './changes.js';
 import { createEmailFiles } from './files.js';
 import { folderStore } from './folder-store.js';
 import { createLinkSigner, installSecret, linkKey } from './links.js';
@@ -25,9 +26,10 @@ export function installEmails(core: Core, deps: { resolve: RecipientResolver; ev
   const events = deps.events ?? createEventRecorder({ clock });
   const store = createEmailStore();
   const markers = createMarkers(clock, (x) => store.maxMarker(x));
-  const ingestion = createIngest(core, { resolve: deps.resolve, events, markers });
+  const changes = createMailChanges();
+  const ingestion = createIngest(core, { resolve: deps.resolve, events, markers, onStored: (mailboxIds) => changes.committed(mailboxIds) });
   const { ingest, store: ingestStore, blobs } = ingestion;
-  const service = createEmailService({ db, store, markers, events, clock });
+  const service = createEmailService({ db, store, markers, events, clock, changes });
   const signer = createLinkSigner(linkKey(installSecret(config.dataDir)));
   const files = createEmailFiles({ db, store, blobs, signer, clock, publicUrl: config.publicUrl });
   emailRoutes({ registry: core.registry, emails: service, files });
@@ -62,6 +64,8 @@ export function installEmails(core: Core, deps: { resolve: RecipientResolver; ev
     store,
     /** Update markers of this thread's writes (IMAP flags, moves and copies take theirs here). */
     markers,
+    /** Committed changes of mail in this process, by mailbox (IMAP IDLE wakes on them). */
+    changes,
     /** Removes stored mail of mailboxes (registered as a mailbox-deletion hook when mailboxes are given). */
     purgeMailboxes,
     /** Starts the ingest worker and its storage thread (resuming what a previous run left queued). */

@@ -2,6 +2,7 @@ import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { databaseFileOf, onDestroy, readerOf } from '../db/reader.js';
 import { notFound } from '../errors.js';
+import type { MailChanges } from './changes.js';
 import type { EventRecorder } from '../webhooks/events.js';
 import { decodeListCursor, decodeSyncCursor } from './cursor.js';
 import { ftsMatch } from './fts.js';
@@ -61,8 +62,10 @@ const syncQuery = (tenantId: number, r: SyncRequest): SyncQuery => ({
  * read-only connection of their own (src/db/reader.ts) and, in the built server, in reader threads
  * (read-pool.ts); either way they answer with the JSON text of the response body (reading.ts).
  */
-export function createEmailService({ db, store, markers, events, clock, readThreads = defaultReadThreads() }: {
+export function createEmailService({ db, store, markers, events, clock, changes, readThreads = defaultReadThreads() }: {
   db: Db; store: EmailStore; markers: Markers; events: EventRecorder; clock: Clock; readThreads?: number;
+  /** Told of each committed read and delete (IMAP IDLE wakes on it). */
+  changes?: MailChanges;
 }) {
   let reads: EmailReads | null = null;
   let pool: ReadPool | null = null;
@@ -112,27 +115,30 @@ export function createEmailService({ db, store, markers, events, clock, readThre
 
     /** Sets read_at once and records `email.read` in the same transaction; repeating it changes nothing. */
     async markRead(tenantId: number, id: number): Promise<void> {
-      await db.transaction().execute(async (trx) => {
+      const changed = await db.transaction().execute(async (trx) => {
         await markers.ready(trx);
         const e = await store.state(trx, tenantId, id);
         if (!e) throw notFound('Email not found');
-        if (e.read_at !== null) return;
-        if (await store.markRead(trx, id, clock.now(), markers.next())) {
-          await events.record(trx, [{ tenantId, type: 'email.read', emailId: id, mailboxId: e.mailbox_id }]);
-        }
+        if (e.read_at !== null) return null;
+        if (!(await store.markRead(trx, id, clock.now(), markers.next()))) return null;
+        await events.record(trx, [{ tenantId, type: 'email.read', emailId: id, mailboxId: e.mailbox_id }]);
+        return e.mailbox_id;
       });
+      if (changed !== null) changes?.committed([changed]);
     },
 
     /** Soft-deletes (a tombstone for sync), frees its quota and records `email.deleted` in the same transaction. */
     async remove(tenantId: number, id: number): Promise<void> {
-      await db.transaction().execute(async (trx) => {
+      const mailboxId = await db.transaction().execute(async (trx) => {
         await markers.ready(trx);
         const e = await store.state(trx, tenantId, id);
         if (!e || !(await store.softDelete(trx, id, clock.now(), markers.next()))) throw notFound('Email not found');
         // Soft-deleted mail is out of the user's reach, so it no longer counts against the quota.
         await store.releaseBytes(trx, e.mailbox_id, e.size);
         await events.record(trx, [{ tenantId, type: 'email.deleted', emailId: id, mailboxId: e.mailbox_id }]);
+        return e.mailbox_id;
       });
+      changes?.committed([mailboxId]);
     },
   };
 }

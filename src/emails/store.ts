@@ -2,7 +2,7 @@ import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../db/connection.js';
 import { multiRowInsert } from '../db/multi-row.js';
 import type { Reader } from '../db/reader.js';
-import type { AttachmentsTable, EmailContentsTable, EmailsFtsTable, EmailsTable } from './tables.js';
+import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable, EmailsTable } from './tables.js';
 
 /** What narrows a list: the tenant always, the rest when given. */
 export interface ListFilter {
@@ -42,6 +42,9 @@ const insertAttachmentRows = multiRowInsert<Insertable<AttachmentsTable>>('INSER
   'email_id', 'filename', 'content_type', 'size', 'content_id', 'disposition', 'sha256',
 ]);
 const insertFtsRows = multiRowInsert<EmailsFtsTable>('INSERT INTO emails_fts', ['rowid', 'subject', 'body', 'from_email', 'from_name']);
+// A summary written back at a first FETCH may meet one written meanwhile by another session: the same text.
+const upsertImapRows = multiRowInsert<EmailImapTable>('INSERT INTO email_imap', ['email_id', 'size', 'envelope', 'bodystructure'],
+  'ON CONFLICT (email_id) DO UPDATE SET size = excluded.size, envelope = excluded.envelope, bodystructure = excluded.bodystructure');
 
 /** Every query of stored email. */
 export function createEmailStore() {
@@ -70,6 +73,9 @@ export function createEmailStore() {
     insertContents: (db: Db, rows: Insertable<EmailContentsTable>[]) => insertContentRows.run(db, rows).then(() => undefined),
 
     insertAttachments: (db: Db, rows: Insertable<AttachmentsTable>[]) => insertAttachmentRows.run(db, rows).then(() => undefined),
+
+    /** IMAP summaries of stored emails (src/imap/summary.ts), new or replacing NULLs. */
+    saveImap: (db: Db, rows: EmailImapTable[]) => (rows.length === 0 ? Promise.resolve() : upsertImapRows.run(db, rows).then(() => undefined)),
 
     /** Adds rows to the search index (many at once: most of the cost is per statement and per transaction). */
     indexFts: (db: Db, rows: EmailsFtsTable[]) => insertFtsRows.run(db, rows).then(() => undefined),
@@ -149,6 +155,7 @@ export function createEmailStore() {
       await db.deleteFrom('emails_fts').where('rowid', 'in', ids).execute();
       await db.deleteFrom('attachments').where('email_id', 'in', ids).execute();
       await db.deleteFrom('email_contents').where('email_id', 'in', ids).execute();
+      await db.deleteFrom('email_imap').where('email_id', 'in', ids).execute();
       const live = await db.selectFrom('emails').select('id').where('id', 'in', ids).where('deleted_at', 'is', null).orderBy('id').execute();
       if (live.length === 0) return;
       const marked = JSON.stringify(live.map((r) => [r.id, nextMarker()]));

@@ -48,6 +48,17 @@ export interface EmailRawTable {
   raw: Buffer;
 }
 
+/**
+ * IMAP's summary of a message (src/imap/summary.ts): RFC822.SIZE and the wire text of ENVELOPE and
+ * BODYSTRUCTURE. NULL (or no row) for mail stored before it was kept: computed at its first FETCH.
+ */
+export interface EmailImapTable {
+  email_id: number;
+  size: number | null;
+  envelope: string | null;
+  bodystructure: string | null;
+}
+
 /** One failed login from an IP (the lock-out of DECISIONS.md section 13 counts these). */
 export interface LoginFailuresTable {
   id: Generated<number>;
@@ -104,5 +115,6 @@ export interface EmailTables {
   email_search_state: EmailSearchStateTable;
   folders: FoldersTable;
   email_raw: EmailRawTable;
+  email_imap: EmailImapTable;
   login_failures: LoginFailuresTable;
 }

@@ -5,7 +5,7 @@ import type { StoredMessage } from '../ingest/message.js';
 import { folderStore } from './folder-store.js';
 import type { Markers } from './markers.js';
 import type { EmailStore } from './store.js';
-import type { AttachmentsTable, EmailContentsTable, EmailsFtsTable } from './tables.js';
+import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable } from './tables.js';
 import { INDEXED_BODY_CHARS, plainText, snippetOf } from './text.js';
 
 /** One copy to store: a message in one mailbox of a tenant. */
@@ -54,7 +54,7 @@ async function inChunks<T>(rows: T[], insert: (part: T[]) => Promise<unknown>): 
 
 /**
  * Stores copies of messages inside the caller's transaction: the narrow email row (skipped when
- * the mailbox already has the message_id), its contents, attachments and search index entries,
+ * the mailbox already has the message_id), its contents, attachments, IMAP summary and search index entries,
  * the index written in multi-row statements because per-statement cost dominates FTS5 inserts.
  */
 export function createEmailWriter({ store, markers, clock }: { store: EmailStore; markers: Markers; clock: Clock }) {
@@ -68,6 +68,7 @@ export function createEmailWriter({ store, markers, clock }: { store: EmailStore
       const contents: Insertable<EmailContentsTable>[] = [];
       const attachments: Insertable<AttachmentsTable>[] = [];
       const fts: EmailsFtsTable[] = [];
+      const imap: EmailImapTable[] = [];
       const created: Created[] = [];
       const now = clock.now();
       const first = await store.nextEmailId(trx);
@@ -103,12 +104,15 @@ export function createEmailWriter({ store, markers, clock }: { store: EmailStore
             content_id: a.contentId, disposition: a.disposition, sha256: a.sha256,
           });
         }
+        // Only raw SMTP mail carries a summary (made by the parser from the bytes IMAP serves).
+        if (m.imap && c.inboundId !== null) imap.push({ email_id: id, size: m.imap.size, envelope: m.imap.envelope, bodystructure: m.imap.bodystructure });
         fts.push({ rowid: id, subject: m.subject, body: texts[i].slice(0, INDEXED_BODY_CHARS), from_email: m.fromEmail, from_name: m.fromName ?? '' });
         created.push({ id, tenantId: c.tenantId, mailboxId: c.mailboxId, size: c.size, inboundId: c.inboundId });
       });
       await inChunks(contents, (p) => store.insertContents(trx, p));
       await inChunks(attachments, (p) => store.insertAttachments(trx, p));
       await inChunks(fts, (p) => store.indexFts(trx, p));
+      await inChunks(imap, (p) => store.saveImap(trx, p));
       for (const t of changed) await store.saveSearchState(trx, t, state.get(t)!);
       return created;
     },

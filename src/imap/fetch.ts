@@ -3,9 +3,13 @@ import { parseMime, type MimePart } from './mime.js';
 import { formatSet, inSet, type Parser, type SeqSet } from './parser.js';
 import { binaryBytes, readSection, sectionBytes, sectionName, type Section } from './sections.js';
 import { ImapBad, type CommandSpec, type Session } from './session.js';
-import { bodyStructure, envelope } from './structure.js';
+import { bodyStructure } from './structure.js';
+import { summarise } from './summaries.js';
 import { flagsOf } from './view.js';
 import { dateTime, lit, type Piece } from './wire.js';
+
+/** Messages whose rows one query reads, and whose answers are written before waiting for the socket to drain. */
+const CHUNK = 500;
 
 /** One requested item. */
 type Item =
@@ -78,6 +82,9 @@ function readModifiers(p: Parser): { changedSince: number | null; vanished: bool
   return { changedSince, vanished };
 }
 
+/** Whether a section is the whole message. */
+const whole = (section: Section) => section.path.length === 0 && section.text === '';
+
 const slice = (b: Buffer, part: [number, number] | null) => (part ? b.subarray(Math.min(part[0], b.length), Math.min(part[0] + part[1], b.length)) : b);
 
 /** Resolves a sequence set (or `$`) against the view; BAD for sequence numbers past the end. */
@@ -115,59 +122,72 @@ async function fetch(s: Session, tag: string, p: Parser, uid: boolean): Promise<
     for (let u = 1; u <= top && gone.length < 100_000; u++) if (!present.has(u) && inSet(set, u, v.folder.uidnext - 1)) gone.push(u);
     if (gone.length) s.send(`* VANISHED (EARLIER) ${formatSet(gone)}`);
   }
-  const needRaw = items.some((i) => ['RFC822.SIZE', 'ENVELOPE', 'BODY', 'BODYSTRUCTURE', 'section', 'binary'].includes(i.kind));
+  // Header-sync items come from rows (summaries.ts); only sections, BINARY and BODY read the bytes.
+  const needSummary = items.some((i) => i.kind === 'RFC822.SIZE' || i.kind === 'ENVELOPE' || i.kind === 'BODYSTRUCTURE');
+  const needRow = needSummary || items.some((i) => i.kind === 'INTERNALDATE');
+  const needRaw = items.some((i) => i.kind === 'BODY' || i.kind === 'section' || i.kind === 'binary');
+  // The whole message (BODY[], RFC822, BINARY[]) is the bytes as they are: no MIME tree needed.
+  const needMime = items.some((i) => i.kind === 'BODY' || ((i.kind === 'section' || i.kind === 'binary') && !whole(i.section)));
   const setsSeen = !v.readOnly && items.some((i) => (i.kind === 'section' || i.kind === 'binary') && !i.peek);
-  const meta = items.some((i) => i.kind === 'INTERNALDATE') ? await s.store.messages.meta(s.login!.mailboxId, list.map((e) => e.id)) : null;
-  for (const e of list) {
-    if (!v.entry(e.id)) continue;
-    let raw: Buffer | null = null;
-    let mime: MimePart | null = null;
-    if (needRaw) {
-      try {
-        raw = await s.raw!(e.id);
-      } catch {
-        continue; // expunged meanwhile
-      }
-      mime = parseMime(raw);
-    }
-    let flagsChanged = false;
-    if (setsSeen && !e.read) {
-      await s.store.messages.markRead(s.login!.tenantId, e.id).catch(() => undefined);
-      e.read = true;
-      flagsChanged = true;
-    }
-    const out: Piece[] = [];
-    const add = (...x: Piece[]) => { if (out.length) out.push(' '); out.push(...x); };
-    for (const i of items) {
-      switch (i.kind) {
-        case 'UID': add(`UID ${e.uid}`); break;
-        case 'FLAGS': add(`FLAGS (${flagsOf(e).join(' ')})`); break;
-        case 'MODSEQ': add(`MODSEQ (${e.modseq})`); break;
-        case 'INTERNALDATE': add(`INTERNALDATE ${dateTime(meta?.get(e.id)?.receivedAt ?? 0)}`); break;
-        case 'RFC822.SIZE': add(`RFC822.SIZE ${raw!.length}`); break;
-        case 'ENVELOPE': add(`ENVELOPE ${envelope(mime!)}`); break;
-        case 'BODY': add(`BODY ${bodyStructure(raw!, mime!, false)}`); break;
-        case 'BODYSTRUCTURE': add(`BODYSTRUCTURE ${bodyStructure(raw!, mime!, true)}`); break;
-        case 'section': {
-          const bytes = slice(sectionBytes(raw!, mime!, i.section), i.partial);
-          const label = i.name === 'BODY' ? `BODY[${sectionName(i.section)}]${i.partial ? `<${i.partial[0]}>` : ''}` : i.name;
-          add(`${label} `, ...lit(bytes));
-          break;
+  for (let at = 0; at < list.length; at += CHUNK) {
+    const chunk = list.slice(at, at + CHUNK);
+    const rows = needRow ? await summarise(s, chunk, needSummary) : null;
+    for (const e of chunk) {
+      if (!v.entry(e.id)) continue;
+      const row = rows?.get(e.id);
+      if (rows && !row) continue; // expunged meanwhile
+      let raw: Buffer | null = null;
+      let mime: MimePart | null = null;
+      if (needRaw) {
+        try {
+          raw = await s.raw!(e.id);
+        } catch {
+          continue; // expunged meanwhile
         }
-        case 'binary': {
-          const decoded = binaryBytes(raw!, mime!, i.section.path);
-          const label = `[${i.section.path.join('.')}]`;
-          if (i.size) add(`BINARY.SIZE${label} ${decoded.length}`);
-          else {
-            const bytes = slice(decoded, i.partial);
-            add(`BINARY${label}${i.partial ? `<${i.partial[0]}>` : ''} `, ...lit(bytes, bytes.includes(0)));
+        if (needMime) mime = parseMime(raw);
+      }
+      let flagsChanged = false;
+      if (setsSeen && !e.read) {
+        await s.store.messages.markRead(s.login!.tenantId, e.id).catch(() => undefined);
+        e.read = true;
+        flagsChanged = true;
+      }
+      const out: Piece[] = [];
+      const add = (...x: Piece[]) => { if (out.length) out.push(' '); out.push(...x); };
+      for (const i of items) {
+        switch (i.kind) {
+          case 'UID': add(`UID ${e.uid}`); break;
+          case 'FLAGS': add(`FLAGS (${flagsOf(e).join(' ')})`); break;
+          case 'MODSEQ': add(`MODSEQ (${e.modseq})`); break;
+          case 'INTERNALDATE': add(`INTERNALDATE ${dateTime(row!.receivedAt)}`); break;
+          case 'RFC822.SIZE': add(`RFC822.SIZE ${row!.summary!.size}`); break;
+          case 'ENVELOPE': add(`ENVELOPE ${row!.summary!.envelope}`); break;
+          case 'BODYSTRUCTURE': add(`BODYSTRUCTURE ${row!.summary!.bodystructure}`); break;
+          case 'BODY': add(`BODY ${bodyStructure(raw!, mime!, false)}`); break;
+          case 'section': {
+            const bytes = slice(whole(i.section) ? raw! : sectionBytes(raw!, mime!, i.section), i.partial);
+            const label = i.name === 'BODY' ? `BODY[${sectionName(i.section)}]${i.partial ? `<${i.partial[0]}>` : ''}` : i.name;
+            add(`${label} `, ...lit(bytes));
+            break;
           }
-          break;
+          case 'binary': {
+            const decoded = whole(i.section) ? raw! : binaryBytes(raw!, mime!, i.section.path);
+            const label = `[${i.section.path.join('.')}]`;
+            if (i.size) add(`BINARY.SIZE${label} ${decoded.length}`);
+            else {
+              const bytes = slice(decoded, i.partial);
+              add(`BINARY${label}${i.partial ? `<${i.partial[0]}>` : ''} `, ...lit(bytes, bytes.includes(0)));
+            }
+            break;
+          }
         }
       }
+      if (flagsChanged && !items.some((i) => i.kind === 'FLAGS')) add(`FLAGS (${flagsOf(e).join(' ')})`);
+      s.send([`* ${v.seqOf(e)} FETCH (`, ...out, ')']);
+      // A client that reads slowly holds the command here rather than the server buffering its answer.
+      if (needRaw) await s.drained();
     }
-    if (flagsChanged && !items.some((i) => i.kind === 'FLAGS')) add(`FLAGS (${flagsOf(e).join(' ')})`);
-    s.send([`* ${v.seqOf(e)} FETCH (`, ...out, ')']);
+    await s.drained();
   }
   if (setsSeen) await s.refresh();
   v.quiet(list.map((e) => e.id));

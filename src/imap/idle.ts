@@ -1,12 +1,10 @@
 import type { CommandSpec } from './session.js';
 
-/** How often an idling session looks for changes: well inside the 1 s DECISIONS.md section 14 allows. */
-export const IDLE_POLL_MS = 200;
-
 /**
  * IDLE (RFC 2177 / RFC 9051 6.3.13): announces new, changed and removed mail of the selected
- * folder as it happens, whatever face caused it (SMTP delivery, the REST API, other sessions), by
- * watching the tenant's newest change marker, until the client sends DONE.
+ * folder as it happens, whatever face caused it (SMTP delivery, the REST API, other sessions), until
+ * the client sends DONE. The idle watch (idle-watch.ts) wakes the session: at once for a change
+ * committed in this process, on its poll for one made elsewhere.
  */
 export const idleCommands: Record<string, CommandSpec> = {
   IDLE: {
@@ -15,30 +13,46 @@ export const idleCommands: Record<string, CommandSpec> = {
       p.end();
       s.send('+ idling');
       let stopped = false;
-      let busy = false;
-      const tick = async () => {
-        if (busy || stopped || !s.view || !s.login) return;
-        busy = true;
-        try {
-          const top = await s.store.messages.highestModseq(s.login.tenantId);
-          if (top > s.view.marker && !stopped) await s.update(true);
-        } catch (err) {
-          s.deps.logger.warn({ err }, 'imap idle poll failed');
-        } finally {
-          busy = false;
-        }
+      let running: Promise<void> | null = null;
+      let again = false;
+      // One look at a time; a wake-up during a look makes one more (it may be about a later change).
+      const look = () => {
+        if (stopped || !s.view || !s.login) return;
+        if (running) { again = true; return; }
+        running = (async () => {
+          try {
+            do {
+              again = false;
+              await s.update(true);
+            } while (again && !stopped);
+          } catch (err) {
+            s.deps.logger.warn({ err }, 'imap idle update failed');
+          } finally {
+            running = null;
+          }
+        })();
       };
-      const timer = setInterval(() => void tick(), IDLE_POLL_MS);
+      const login = s.login!;
+      const unwatch = s.deps.idle.watch({
+        tenantId: login.tenantId,
+        mailboxId: login.mailboxId,
+        marker: () => s.view?.marker ?? null,
+        wake: look,
+      });
       try {
+        // Changes between the last command and IDLE are announced now, not at the next one.
+        look();
         const line = await s.waitLine();
         stopped = true;
-        clearInterval(timer);
+        unwatch();
+        // The tagged answer's own update follows a look under way, never runs beside it.
+        await running;
         if (s.isClosed) return;
         if (line.trim().toUpperCase() !== 'DONE') { s.send(`${tag} BAD DONE expected`); return; }
         await s.finish(tag, 'IDLE terminated');
       } finally {
         stopped = true;
-        clearInterval(timer);
+        unwatch();
       }
     },
   },

@@ -10,6 +10,7 @@ import { enableCommands } from './enable.js';
 import { expungeCommands } from './expunge.js';
 import { fetchCommands } from './fetch.js';
 import { idleCommands } from './idle.js';
+import { createIdleWatch } from './idle-watch.js';
 import { mailboxCommands } from './mailboxes.js';
 import { createMailstore } from './mailstore.js';
 import { quotaCommands } from './quota.js';
@@ -35,15 +36,16 @@ const COMMANDS = new Map<string, CommandSpec>(Object.entries({
  */
 export function installImap(core: Core, deps: { emails: Emails; tls: TlsSource }) {
   const { db, clock, config, logger } = core;
-  const messages = createFolderMessages({ db, store: deps.emails.store, markers: deps.emails.markers, clock, service: deps.emails.service });
+  const messages = createFolderMessages({ db, store: deps.emails.store, markers: deps.emails.markers, clock, service: deps.emails.service, changes: deps.emails.changes });
   const store = createMailstore({
     messages, files: deps.emails.files, logins: createMailboxLogins({ db }), lockout: createLockout({ db, clock }), hostname: config.hostname,
   });
   const perMailbox = new Map<number, number>();
+  const idle = createIdleWatch({ changes: deps.emails.changes, changedMailboxes: (tenantId, after) => messages.changedMailboxes(tenantId, after), logger });
   const listeners = createImapListeners({
     host: config.smtpHost, port: config.imapPort, starttlsPort: config.imapStarttlsPort, tls: deps.tls, logger,
     deps: {
-      store, logger, commands: COMMANDS,
+      store, logger, commands: COMMANDS, idle,
       claim(id) {
         const n = perMailbox.get(id) ?? 0;
         if (n >= MAX_SESSIONS_PER_MAILBOX) return false;
@@ -56,6 +58,12 @@ export function installImap(core: Core, deps: { emails: Emails; tls: TlsSource }
       },
     },
   });
-  return { listen: listeners.listen, close: listeners.close, messages };
+  return {
+    listen: listeners.listen,
+    async close() { idle.close(); await listeners.close(); },
+    messages,
+    /** The wake-ups of idling sessions (its poll interval can be set). */
+    idle,
+  };
 }
 export type Imap = ReturnType<typeof installImap>;

@@ -4,6 +4,7 @@ import type { EmailFiles } from '../emails/files.js';
 import type { AppendInput, FolderMessages } from '../emails/folder-messages.js';
 import type { Lockout } from '../mailboxes/lockout.js';
 import type { MailboxLogins } from '../mailboxes/logins.js';
+import { imapSummary } from './summary.js';
 
 const RAW_CACHE = 8;
 
@@ -29,7 +30,7 @@ export function createMailstore(deps: { messages: FolderMessages; files: EmailFi
       };
     },
 
-    /** An APPENDed message parsed into the fields the REST face shows. */
+    /** An APPENDed message parsed into the fields the REST face shows, and IMAP's summary of it. */
     async parseAppend(raw: Buffer, flags: string[], receivedAt: number): Promise<AppendInput> {
       const m = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true });
       const list = (a: AddressObject | AddressObject[] | undefined) => (a ? (Array.isArray(a) ? a : [a]).flatMap((x) => x.value) : []);
@@ -41,7 +42,7 @@ export function createMailstore(deps: { messages: FolderMessages; files: EmailFi
         headers[line.key] = prev === undefined ? value : [...(Array.isArray(prev) ? prev : [prev]), value];
       }
       return {
-        raw, flags, receivedAt,
+        raw, flags, receivedAt, imap: imapSummary(raw),
         messageId: m.messageId ?? `<${randomUUID()}@${deps.hostname}>`,
         fromEmail: from?.address ?? '',
         fromName: from?.name || null,

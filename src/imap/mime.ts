@@ -109,7 +109,9 @@ function splitMultipart(buf: Buffer, start: number, end: number, boundary: strin
   while (lineStart < end) {
     let nl = buf.indexOf(0x0a, lineStart);
     if (nl < 0 || nl >= end) nl = end;
-    const isDelim = buf.subarray(lineStart, Math.min(lineStart + delim.length, end)).equals(delim);
+    // Most lines do not start with "--": compared only when they do (no slice per body line).
+    const isDelim = buf[lineStart] === 0x2d && buf[lineStart + 1] === 0x2d && lineStart + delim.length <= end
+      && buf.compare(delim, 0, delim.length, lineStart, lineStart + delim.length) === 0;
     if (isDelim) {
       // The line break before a boundary belongs to the boundary, not to the part.
       if (partStart >= 0) {

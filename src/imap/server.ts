@@ -34,16 +34,40 @@ function serve(socket: net.Socket, opts: { starttls: boolean; secure: boolean; t
   let secure = opts.secure;
   opts.sockets.add(socket);
   const onData = (d: Buffer) => session.push(d);
+  let corked: net.Socket | null = null;
+  const uncork = () => {
+    const sock = corked;
+    corked = null;
+    if (sock && !sock.destroyed) sock.uncork();
+  };
   const conn: Conn = {
     get secure() { return secure; },
     starttls: opts.starttls,
     ip: (socket.remoteAddress ?? '').replace(/^::ffff:/, ''),
     write(data) {
       if (current.destroyed || !current.writable) return;
+      // Everything written in one turn of the event loop leaves in one go (a FETCH of thousands of
+      // messages would otherwise be as many TLS records and socket writes).
+      if (!corked) {
+        corked = current;
+        current.cork();
+        process.nextTick(uncork);
+      }
       if (typeof data === 'string') current.write(data);
       else for (const d of data) current.write(d);
     },
+    drain() {
+      const sock = current;
+      if (sock.destroyed || !sock.writableNeedDrain) return Promise.resolve();
+      return new Promise<void>((resolve) => {
+        const done = () => { sock.off('drain', done); sock.off('close', done); resolve(); };
+        sock.on('drain', done);
+        sock.on('close', done);
+      });
+    },
     upgrade() {
+      // The answer to STARTTLS leaves in clear text before the socket is wrapped.
+      uncork();
       return new Promise<void>((resolve) => {
         current.off('data', onData);
         session.discardInput();

@@ -1,4 +1,5 @@
 import type { Logger } from '../logger.js';
+import type { IdleWatch } from './idle-watch.js';
 import type { MailboxLogin } from '../mailboxes/logins.js';
 import type { Mailstore } from './mailstore.js';
 import { ParseError, Parser } from './parser.js';
@@ -28,6 +29,8 @@ export interface Conn {
   readonly starttls: boolean;
   readonly ip: string;
   upgrade(): Promise<void>;
+  /** Resolves once the socket's buffer has room again (at once when it has, or the socket is gone). */
+  drain(): Promise<void>;
   close(): void;
 }
 
@@ -36,6 +39,8 @@ export interface SessionDeps {
   store: Mailstore;
   logger: Logger;
   commands: Map<string, CommandSpec>;
+  /** Wakes idling sessions when their mail changes. */
+  idle: IdleWatch;
   /** Counts sessions per mailbox; false when the mailbox has its 20. */
   claim(mailboxId: number): boolean;
   release(mailboxId: number): void;
@@ -94,11 +99,24 @@ export class Session {
 
   send(line: string | Piece[]): void {
     if (this.closed) return;
-    if (typeof line === 'string') this.conn.write(line + '\r\n');
-    else this.conn.write([...line, '\r\n']);
+    if (typeof line === 'string') { this.conn.write(line + '\r\n'); return; }
+    // Adjacent text pieces go as one string: a FETCH line is dozens of pieces, each a socket write otherwise.
+    const out: Piece[] = [];
+    let text = '';
+    for (const piece of line) {
+      if (typeof piece === 'string') text += piece;
+      else { if (text) out.push(text); text = ''; out.push(piece); }
+    }
+    out.push(text + '\r\n');
+    this.conn.write(out);
   }
 
   ok(tag: string, text: string): void { this.send(`${tag} OK ${text}`); }
+
+  /** Waits while the client has not read what was sent (a long FETCH must not pile up in memory). */
+  drained(): Promise<void> {
+    return this.closed ? Promise.resolve() : this.conn.drain();
+  }
 
   /**
    * Ends a command: announces changes of the selected folder made by any face (expunges unless the

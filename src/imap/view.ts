@@ -50,7 +50,16 @@ export class FolderView {
     return undefined;
   }
 
+  /** The sequence number of an entry of the view (found by its UID: entries are in UID order). */
   seqOf(e: FolderEntry): number {
+    let lo = 0;
+    let hi = this.entries.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const x = this.entries[mid];
+      if (x === e) return mid + 1;
+      if (x.uid < e.uid) lo = mid + 1; else hi = mid - 1;
+    }
     return this.entries.indexOf(e) + 1;
   }
 

@@ -102,6 +102,8 @@ export interface StoreResult {
   stored: number;
   /** Outbound forward items queued in the same transaction. */
   forwarded: number;
+  /** The mailboxes that got mail (their idling IMAP sessions are woken). */
+  mailboxIds: number[];
 }
 
 /** API rows of the queue as Prepared messages (their JSON is parsed here, off the accepting thread). */
@@ -169,5 +171,5 @@ export async function storeBatch(
     if (f.final) await store.fail(trx, f.id, f.error, now);
     else await store.bumpAttempts(trx, f.id, f.error);
   }
-  return { unlink, stored: created.length, forwarded: forwards.length };
+  return { unlink, stored: created.length, forwarded: forwards.length, mailboxIds: [...new Set(created.map((c) => c.mailboxId))] };
 }

@@ -21,7 +21,11 @@ export const SWEEP_JOB = 'ingest.sweep-orphans';
  * group-committing acceptor, the batch worker that has the thread store copies through the emails
  * writer, and POST /v1/mail/inbound. `start` loads the update markers the thread shares and starts it.
  */
-export function createIngest(core: Core, deps: { resolve: RecipientResolver; events: EventRecorder; markers: Markers }) {
+export function createIngest(core: Core, deps: {
+  resolve: RecipientResolver; events: EventRecorder; markers: Markers;
+  /** Told after each committed batch of the mailboxes it stored mail in. */
+  onStored?: (mailboxIds: number[]) => void;
+}) {
   const store = createIngestStore();
   const blobs = createBlobStore(core.config.dataDir, () => core.clock.now());
   let parser: RawParser | null = null;
@@ -37,6 +41,7 @@ export function createIngest(core: Core, deps: { resolve: RecipientResolver; eve
   const worker = createIngestWorker({
     db: core.db, store, blobs, thread, journal, clock: core.clock, logger: core.logger, parser: () => parser, queuedParser: () => queuedParser,
     onForwardsQueued: () => { for (const listener of forwardListeners) listener(); },
+    onStored: deps.onStored,
   });
   const acceptor = createAcceptor({
     db: core.db, store, blobs, resolve: deps.resolve, thread, journal, now: () => core.clock.now(), onCommitted: () => worker.accepted('api'), onJournaled: () => worker.accepted('smtp'),

@@ -5,6 +5,7 @@
  */
 import type { BlobContent } from './blobs.js';
 import type { EncodedMessage } from './encoded-message.js';
+import type { ImapSummary } from '../imap/summary.js';
 
 /** One attachment of a normalised message, decoded. */
 export interface InboundAttachment {
@@ -40,6 +41,12 @@ export interface InboundMessage {
   headers: Record<string, string | string[]>;
   attachments: InboundAttachment[];
   auth: AuthResults | null;
+  /**
+   * SMTP mail only: IMAP's summary of the raw bytes, computed where the message is parsed (the
+   * parser thread), stored with each copy so FETCH never parses it. Absent for API mail (it has no
+   * bytes until rendered) and for mail too large to hold in memory (computed at its first FETCH).
+   */
+  imap?: ImapSummary;
 }
 
 /**

@@ -41,6 +41,8 @@ export function createIngestWorker(deps: {
   queuedParser?: () => QueuedRawParser | null;
   /** Told after a stored batch that queued outbound forwards (they are committed now). */
   onForwardsQueued?: () => void;
+  /** Told after a stored batch of the mailboxes that got mail (committed now: IMAP IDLE announces it). */
+  onStored?: (mailboxIds: number[]) => void;
 }) {
   const { db, store, blobs, clock, logger } = deps;
   const log = logger.child({ component: 'ingest' });
@@ -152,11 +154,18 @@ export function createIngestWorker(deps: {
   async function storeBatch(b: Ready): Promise<void> {
     let unlink: string[];
     let forwarded: number;
+    let mailboxIds: number[];
     try {
-      ({ unlink, forwarded } = await deps.thread.store({ apiIds: b.apiIds, prepared: b.prepared, failed: b.failed }));
+      ({ unlink, forwarded, mailboxIds } = await deps.thread.store({ apiIds: b.apiIds, prepared: b.prepared, failed: b.failed }));
     } catch (err) {
       release(b.picked);
       throw err;
+    }
+    // Committed: announce at once (a listener's failure must not make the batch look unstored).
+    try {
+      if (mailboxIds.length > 0) deps.onStored?.(mailboxIds);
+    } catch (err) {
+      log.warn({ err }, 'a listener of stored mail failed');
     }
     for (const id of b.picked) inFlight.delete(id);
     for (const f of b.failed) if (!f.final) retryAt.set(f.id, b.now + 5000 * 2 ** (b.attempts.get(f.id) ?? 0));

@@ -6,6 +6,7 @@ import type { BlobSpool, BlobStore } from '../ingest/blobs.js';
 import { storeAttachments, type StoredMessage } from '../ingest/message.js';
 import { encodeMessage, type EncodedMessage } from '../ingest/encoded-message.js';
 import type { InboundMessage, MessageParser, RawParser } from '../ingest/types.js';
+import { imapSummary } from '../imap/summary.js';
 import type { Logger } from '../logger.js';
 import type { Authenticator } from './auth.js';
 import { readMail, type ReadMail } from './mail-reader.js';
@@ -89,15 +90,31 @@ export function createRawParser({ hostname, authenticate, logger, spool }: {
       authenticate(raw, { remoteAddress: delivery.remoteAddress, heloName: delivery.heloName, mailFrom: delivery.mailFrom }, head),
     ]);
     const ctx = { hostname, head, auth };
+    const imap = summaryOf(raw, logger);
     if (parsed) {
       try {
-        return fromParsed(parsed, facts, ctx);
+        return { ...fromParsed(parsed, facts, ctx), imap };
       } catch (err) {
         logger.warn({ err }, 'mapping a parsed message failed; storing what the raw text gives');
       }
     }
-    return fromRawOnly(facts, ctx);
+    return { ...fromRawOnly(facts, ctx), imap };
   };
+}
+
+/**
+ * IMAP's summary of the bytes (ENVELOPE, BODYSTRUCTURE, size), made here so FETCH never parses
+ * stored mail. Only for mail held in memory (up to the queue row's 256 KB): a spooled message is
+ * not read whole for it; IMAP computes its summary at its first FETCH.
+ */
+function summaryOf(raw: Buffer | { path: string }, logger: Logger) {
+  if (!Buffer.isBuffer(raw)) return undefined;
+  try {
+    return imapSummary(raw);
+  } catch (err) {
+    logger.warn({ err }, 'IMAP summary of a message failed; left to its first FETCH');
+    return undefined;
+  }
 }
 
 /** Raw messages one parser works on at the same time: authentication waits on DNS, not on the CPU. */

@@ -10,7 +10,7 @@ test('a session idle past the autologout time gets BYE and is closed (30 minutes
   const app = await startTestApp(t);
   const listeners = createImapListeners({
     host: '127.0.0.1', port: 0, starttlsPort: null, tls: app.app.tls, logger: createLogger('silent'), timeoutMs: 500,
-    deps: { store: {} as Mailstore, logger: createLogger('silent'), commands: new Map(), claim: () => true, release: () => undefined },
+    deps: { store: {} as Mailstore, logger: createLogger('silent'), commands: new Map(), claim: () => true, release: () => undefined, idle: app.app.imap.idle },
   });
   const { imapPort } = await listeners.listen();
   t.teardown(() => listeners.close());

@@ -10,6 +10,7 @@ import * as m008 from './008_journal_state.js';
 import * as m009 from './009_outbound.js';
 import * as m010 from './010_folders.js';
 import * as m011 from './011_submission.js';
+import * as m012 from './012_imap_summary.js';
 
 /**
  * Every migration, by name; names sort in the order they run. A capability adds its own numbered
@@ -27,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   '009_outbound': m009,
   '010_folders': m010,
   '011_submission': m011,
+  '012_imap_summary': m012,
 };
