@@ -31,7 +31,10 @@ function defaultParserThreads(): number {
 function createParsing(core: Core, threads: number): { parse: RawParser; parseQueued?: QueuedRawParser; close(): Promise<void> } {
   const { config, logger } = core;
   if (threads > 0) {
-    return createParserPool({ dataDir: config.dataDir, databaseFile: databaseFile(config.dataDir), hostname: config.hostname, dnsServers: [...config.dnsServers], logLevel: config.logLevel, logger, threads, timeoutMs: 120_000, idleMs: 10_000 });
+    return createParserPool({ dataDir: config.dataDir, databaseFile: databaseFile(config.dataDir), hostname: config.hostname, dnsServers: [...config.dnsServers], logLevel: config.logLevel, logger, threads, timeoutMs: 120_000, idleMs: 10_000,
+      // One thread stays up once started: a cold start costs the next message 100-800 ms before it
+      // is listed or announced to IDLE (docs/PERFORMANCE.md, IMAP), and mail often comes after a lull.
+      keepWarm: 1 });
   }
   let inProcess: Promise<RawParser> | null = null;
   const parse: RawParser = async (raw, delivery) => {

@@ -45,6 +45,8 @@ export interface ParserPoolOptions extends ParserThreadOptions {
   threads: number;
   timeoutMs: number;
   idleMs: number;
+  /** Threads kept running when the pool goes idle (started by the first message, not at boot). */
+  keepWarm?: number;
   logger: Logger;
 }
 
@@ -82,8 +84,8 @@ export function createParserPool(opts: ParserPoolOptions) {
   let slots: Slot[] = [];
   let seq = 0;
   const idle = idleTimer(opts.idleMs, () => slots.some((s) => s.pending.size > 0), () => {
-    const old = slots;
-    slots = [];
+    const old = slots.slice(opts.keepWarm ?? 0);
+    slots = slots.slice(0, opts.keepWarm ?? 0);
     for (const s of old) void s.worker.terminate();
   });
   let closed = false;
