@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import type { OutboundTesting } from '../../src/outbound/index.js';
 import { quietDns } from './dns.js';
+import { freshPostgresDatabase, onPostgres } from './pg.js';
 
 /** An HTTP answer with its JSON body parsed (or the text when it is not JSON). */
 export interface Reply {
@@ -50,7 +51,9 @@ let tenantSeq = 0;
  */
 export async function startTestApp(t: ExecutionContext, opts: { env?: Record<string, string>; clock?: Clock; dataDir?: string; parserThreads?: number; logger?: Logger; outboundTesting?: OutboundTesting; acme?: AcmeTestOptions } = {}) {
   const dataDir = opts.dataDir ?? tempDir(t);
-  const config = loadConfig({ ...TEST_ENV, MAILSTEAD_DNS_SERVERS: await quietDns(), MAILSTEAD_DATA_DIR: dataDir, ...opts.env });
+  // The PostgreSQL lane (MAILSTEAD_TEST_DATABASE=postgres): each server on a database of its own.
+  const database = onPostgres && !opts.env?.MAILSTEAD_DATABASE_URL ? { MAILSTEAD_DATABASE_URL: await freshPostgresDatabase(t) } : {};
+  const config = loadConfig({ ...TEST_ENV, MAILSTEAD_DNS_SERVERS: await quietDns(), MAILSTEAD_DATA_DIR: dataDir, ...database, ...opts.env });
   const app: App = await createApp({ config, clock: opts.clock, logger: opts.logger ?? createLogger(config.logLevel), parserThreads: opts.parserThreads, outboundTesting: opts.outboundTesting, acme: opts.acme });
   const { httpPort, smtpPort, imapPort, imapStarttlsPort, submissionPort, submissionsPort } = await app.start();
   let stopped = false;
