@@ -23,6 +23,7 @@ import { createMetrics } from './metrics.js';
 import { installSmtp } from './smtp/index.js';
 import { installSubmission } from './submission/index.js';
 import { taskCronJobs } from './tasks/cron.js';
+import { postgresClaims, sqliteClaims } from './tasks/claims.js';
 import { createTaskQueue } from './tasks/queue.js';
 import { createTenantService } from './tenants/service.js';
 import { createTenantStore } from './tenants/store.js';
@@ -78,7 +79,8 @@ export async function createApp({ config, clock = systemClock, logger = createLo
     onIdleError: (err) => logger.warn({ err }, 'an idle PostgreSQL connection failed; the pool replaces it'),
   });
   const db = database.db;
-  const queue = createTaskQueue({ db, clock, logger, lanes: { [DNS_LANE]: DNS_CHECK_SLOTS } });
+  const claims = database.dialect === 'postgres' ? postgresClaims(db, database.session) : sqliteClaims(db);
+  const queue = createTaskQueue({ db, clock, logger, lanes: { [DNS_LANE]: DNS_CHECK_SLOTS }, claims });
   const cron = createCron(logger);
   for (const job of taskCronJobs(queue)) cron.add(job);
   const tenants = createTenantService({ db, store: createTenantStore(), clock, cooldownSeconds: config.cooldownSeconds });

@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { Db } from './connection.js';
 import type { Database } from './schema.js';
 import { migrate } from './migrate.js';
+import { createNodeSession, type NodeSession } from './pg-session.js';
 
 /** An open PostgreSQL database (DECISIONS.md section 17): Kysely over a pool of connections. */
 export interface PostgresDatabase {
@@ -11,6 +12,8 @@ export interface PostgresDatabase {
   db: Db;
   /** The pool under `db`, for what Kysely does not do: LISTEN/NOTIFY, session advisory locks. */
   pool: pg.Pool;
+  /** This node's own connection: LISTEN/NOTIFY wake-ups and session advisory locks (pg-session.ts). */
+  session: NodeSession;
   /** A PostgreSQL commit is durable when it returns (synchronous_commit on): nothing to wait for. */
   durable(): Promise<void>;
   /**
@@ -65,12 +68,17 @@ export async function openPostgresDatabase(url: string, opts: PostgresOptions = 
     throw err;
   }
   let calls = 0;
+  const session = createNodeSession(pool, opts.onIdleError);
   return {
     dialect: 'postgres',
     db,
     pool,
+    session,
     durable: async () => {},
     changes: () => ++calls,
-    close: () => db.destroy(), // ends the pool too
+    close: async () => {
+      await session.close();
+      await db.destroy(); // ends the pool too
+    },
   };
 }

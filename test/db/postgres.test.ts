@@ -4,6 +4,7 @@ import type { Db } from '../../src/db/connection.js';
 import { dialectOf } from '../../src/db/dialect.js';
 import { migrations } from '../../src/db/migrations/index.js';
 import { openPostgresDatabase } from '../../src/db/postgres.js';
+import { postgresClaims } from '../../src/tasks/claims.js';
 import { freshPostgresDatabase } from '../helpers/pg.js';
 
 const appliedMigrations = async (db: Db) =>
@@ -48,4 +49,48 @@ test('PostgreSQL columns hold millisecond timestamps and read back as numbers; f
   t.is(rows[0]!.n, 1);
   const gin = await sql<{ indexdef: string }>`SELECT indexdef FROM pg_indexes WHERE tablename = 'emails_fts' AND indexname = 'emails_fts_document'`.execute(db);
   t.regex(gin.rows[0]!.indexdef, /USING gin \(document\)/);
+});
+
+const newTask = (db: Db, kind = 'test.claim') =>
+  db.insertInto('tasks').values({ kind, tenant_id: null, key_id: null, domain: '', status: 'queued', payload: '{}', total_email: 0, run_after: 0, created_at: Date.now() })
+    .returning('id').executeTakeFirstOrThrow().then((r) => r.id);
+
+test('two nodes claiming at once take each task once (FOR UPDATE SKIP LOCKED)', async (t) => {
+  const url = await freshPostgresDatabase(t);
+  const [a, b] = [await openPostgresDatabase(url), await openPostgresDatabase(url)];
+  t.teardown(async () => { await a.close(); await b.close(); });
+  const [claimsA, claimsB] = [postgresClaims(a.db, a.session), postgresClaims(b.db, b.session)];
+
+  const one = await newTask(a.db);
+  const both = await Promise.all([claimsA.claimNext(Date.now(), ['test.claim']), claimsB.claimNext(Date.now(), ['test.claim'])]);
+  t.deepEqual(both.filter(Boolean).map((r) => r!.id), [one], 'one claimer got it, the other nothing');
+  await a.db.updateTable('tasks').set({ status: 'completed' }).where('id', '=', one).execute();
+
+  const ids: number[] = [];
+  for (let i = 0; i < 30; i++) ids.push(await newTask(a.db));
+  const taken = { a: [] as number[], b: [] as number[] };
+  const drain = async (claims: typeof claimsA, into: number[]) => {
+    for (let i = 0; i < 40; i++) {
+      const row = await claims.claimNext(Date.now(), ['test.claim']);
+      if (!row) return;
+      into.push(row.id);
+    }
+  };
+  await Promise.all([drain(claimsA, taken.a), drain(claimsB, taken.b), drain(claimsA, taken.a), drain(claimsB, taken.b)]);
+  t.deepEqual([...taken.a, ...taken.b].sort((x, y) => x - y), ids, 'every task claimed exactly once');
+  t.true(taken.a.length > 0 && taken.b.length > 0, 'both nodes took some');
+});
+
+test('a running task is queued again only once the node that claimed it is gone', async (t) => {
+  const url = await freshPostgresDatabase(t);
+  const [a, b] = [await openPostgresDatabase(url), await openPostgresDatabase(url)];
+  t.teardown(async () => { await a.close(); await b.close(); });
+  const [claimsA, claimsB] = [postgresClaims(a.db, a.session), postgresClaims(b.db, b.session)];
+  const id = await newTask(a.db);
+  t.is((await claimsA.claimNext(Date.now(), ['test.claim']))!.id, id);
+  t.is(await claimsB.recover(false), 0, 'node A is alive and runs it');
+  t.is(await claimsA.recover(false), 0, 'a node does not take back its own running task');
+  await a.session.close(); // node A dies: PostgreSQL drops its session locks
+  t.is(await claimsB.recover(false), 1);
+  t.is((await claimsB.claimNext(Date.now(), ['test.claim']))!.id, id);
 });
