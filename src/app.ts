@@ -7,6 +7,7 @@ import type { Core } from './core.js';
 import { createCron } from './cron.js';
 import { openConfiguredDatabase } from './db/open.js';
 import { notPorted } from './db/not-ported.js';
+import { runAlone } from './db/pg-session.js';
 import { installDns } from './dns/index.js';
 import { DNS_CHECK_SLOTS, DNS_LANE } from './dns/tasks.js';
 import { installDomains } from './domains/index.js';
@@ -77,11 +78,13 @@ export async function createApp({ config, clock = systemClock, logger = createLo
     checkpoints: 'background',
     onCheckpointError: (err) => logger.warn({ err }, 'WAL checkpoint failed; retrying'),
     onIdleError: (err) => logger.warn({ err }, 'an idle PostgreSQL connection failed; the pool replaces it'),
+    onQueryError: (err, sql) => { if (process.env.PGDEBUG) console.error('PGERR', String(err), sql); logger.debug({ err, sql }, 'PostgreSQL query failed'); },
   });
   const db = database.db;
   const claims = database.dialect === 'postgres' ? postgresClaims(db, database.session) : sqliteClaims(db);
   const queue = createTaskQueue({ db, clock, logger, lanes: { [DNS_LANE]: DNS_CHECK_SLOTS }, claims });
-  const cron = createCron(logger);
+  // With many nodes on PostgreSQL, each cron tick's work is done by one of them.
+  const cron = database.dialect === 'postgres' ? createCron(logger, (name, run) => runAlone(database.session, name, run)) : createCron(logger);
   for (const job of taskCronJobs(queue)) cron.add(job);
   const tenants = createTenantService({ db, store: createTenantStore(), clock, cooldownSeconds: config.cooldownSeconds });
   const registry = createRouteRegistry({ tenants, config, clock, durable: database.durable });

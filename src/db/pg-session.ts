@@ -84,3 +84,30 @@ export function createNodeSession(pool: pg.Pool, onError: (err: Error) => void =
     },
   };
 }
+
+/** The first key of the advisory locks of cron jobs ('cron'). */
+const CRON_LOCK_CLASS = 0x63726f6e;
+
+/** A job name as an int4 key (FNV-1a): the two-key advisory lock form takes two int4. */
+function nameKey(name: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < name.length; i++) h = Math.imul(h ^ name.charCodeAt(i), 0x01000193);
+  return h | 0;
+}
+
+/**
+ * Runs `fn` unless another node is running the job of that name: a session advisory lock on the
+ * node's own connection, tried and not waited for (the node that holds it does this tick's work;
+ * a node that dies mid-job releases it with its connection). Resolves `skipped` when it did not run.
+ */
+export async function runAlone(session: NodeSession, name: string, fn: () => unknown): Promise<'ran' | 'skipped'> {
+  const key = nameKey(name);
+  const { rows } = await session.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS got', [CRON_LOCK_CLASS, key]);
+  if (!rows[0]!.got) return 'skipped';
+  try {
+    await fn();
+    return 'ran';
+  } finally {
+    await session.query('SELECT pg_advisory_unlock($1, $2)', [CRON_LOCK_CLASS, key]);
+  }
+}

@@ -47,6 +47,8 @@ export interface PostgresOptions {
   max?: number;
   /** Called for an error of an idle pooled connection (the server went away); the pool replaces it. */
   onIdleError?(err: Error): void;
+  /** Called with each failed query and its SQL (debug logging: most failures are answered as designed). */
+  onQueryError?(err: unknown, sql: string): void;
 }
 
 /** A pool on `url` with our type parsers, without migrating. */
@@ -60,7 +62,10 @@ export function openPool(url: string, opts: PostgresOptions = {}): pg.Pool {
 /** Opens the database at `url` and runs pending migrations (the same numbered ones as SQLite's). */
 export async function openPostgresDatabase(url: string, opts: PostgresOptions = {}): Promise<PostgresDatabase> {
   const pool = openPool(url, opts);
-  const db: Db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  const db: Db = new Kysely<Database>({
+    dialect: new PostgresDialect({ pool }),
+    log: (event) => { if (event.level === 'error') opts.onQueryError?.(event.error, event.query.sql); },
+  });
   try {
     await migrate(db);
   } catch (err) {

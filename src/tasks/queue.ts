@@ -1,4 +1,5 @@
 import type { Db } from '../db/connection.js';
+import { serializedTransaction } from '../db/serial.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { ApiError } from '../errors.js';
@@ -40,7 +41,7 @@ export function createTaskQueue({ db, clock, logger, concurrency = 4, lanes = {}
     const log = logger.child({ task_id: row.id, kind: row.kind });
     try {
       const prepared = handler.prepare ? await handler.prepare(row) : undefined;
-      await db.transaction().execute(async (trx) => {
+      await serializedTransaction(db, async (trx) => {
         const outcome = await handler.run(trx, row, prepared);
         await store.complete(trx, row.id, clock.now(), outcome.totalEmail ?? 0, JSON.stringify(outcome.results ?? []));
       });

@@ -4,7 +4,9 @@ import type { Db } from '../../src/db/connection.js';
 import { dialectOf } from '../../src/db/dialect.js';
 import { migrations } from '../../src/db/migrations/index.js';
 import { openPostgresDatabase } from '../../src/db/postgres.js';
+import { runAlone } from '../../src/db/pg-session.js';
 import { postgresClaims } from '../../src/tasks/claims.js';
+import { createDeliveryStore } from '../../src/webhooks/delivery-store.js';
 import { freshPostgresDatabase } from '../helpers/pg.js';
 
 const appliedMigrations = async (db: Db) =>
@@ -93,4 +95,52 @@ test('a running task is queued again only once the node that claimed it is gone'
   await a.session.close(); // node A dies: PostgreSQL drops its session locks
   t.is(await claimsB.recover(false), 1);
   t.is((await claimsB.claimNext(Date.now(), ['test.claim']))!.id, id);
+});
+
+test('webhook deliveries: a node claiming skips the rows another node is claiming (SKIP LOCKED)', async (t) => {
+  const url = await freshPostgresDatabase(t);
+  const [a, b] = [await openPostgresDatabase(url), await openPostgresDatabase(url)];
+  t.teardown(async () => { await a.close(); await b.close(); });
+  const now = Date.now();
+  const tenant = await a.db.insertInto('tenants').values({ name: 'hooks', plan_active: 1, is_admin: 0, created_at: now }).returning('id').executeTakeFirstOrThrow();
+  const hook = await a.db.insertInto('webhooks').values({ tenant_id: tenant.id, url: 'https://hooks.example/in', event_mask: 1, is_active: 1, secret: 's', created_at: now, updated_at: now } as never)
+    .returning('id').executeTakeFirstOrThrow();
+  for (let i = 0; i < 10; i++) {
+    await a.db.insertInto('webhook_deliveries').values({ webhook_id: hook.id, event_id: i, event_type: 'email.received', email_id: i, mailbox_id: 1, event_at: now, next_attempt_at: now, created_at: now } as never).execute();
+  }
+  const deliveries = createDeliveryStore();
+  let releaseA!: () => void;
+  const holdA = new Promise<void>((r) => { releaseA = r; });
+  let aClaimed!: () => void;
+  const aHasClaimed = new Promise<void>((r) => { aClaimed = r; });
+  const nodeA = deliveries.bookkeeping(a.db, async (trx) => {
+    const claimed = await deliveries.claim(trx, await deliveries.dueFor(trx, hook.id, now, 6));
+    aClaimed();
+    await holdA; // A's transaction stays open, its rows locked, while B claims
+    return claimed.map((d) => d.id);
+  });
+  await aHasClaimed;
+  const fromB = await deliveries.bookkeeping(b.db, async (trx) => (await deliveries.claim(trx, await deliveries.dueFor(trx, hook.id, now, 10))).map((d) => d.id));
+  releaseA();
+  const fromA = await nodeA;
+  t.is(fromA.length, 6);
+  t.is(fromB.length, 4, 'B took the rest without waiting for A');
+  t.deepEqual(fromA.filter((id) => fromB.includes(id)), []);
+});
+
+test('a cron job runs on one node at a time (advisory lock), and on another once the first is done', async (t) => {
+  const url = await freshPostgresDatabase(t);
+  const [a, b] = [await openPostgresDatabase(url), await openPostgresDatabase(url)];
+  t.teardown(async () => { await a.close(); await b.close(); });
+  let finish!: () => void;
+  const running = new Promise<void>((r) => { finish = r; });
+  let started!: () => void;
+  const hasStarted = new Promise<void>((r) => { started = r; });
+  const onA = runAlone(a.session, 'tasks.prune', async () => { started(); await running; });
+  await hasStarted;
+  t.is(await runAlone(b.session, 'tasks.prune', () => t.fail('ran twice')), 'skipped');
+  t.is(await runAlone(b.session, 'webhooks.sweep', () => undefined), 'ran', 'another job is not held up');
+  finish();
+  t.is(await onA, 'ran');
+  t.is(await runAlone(b.session, 'tasks.prune', () => undefined), 'ran');
 });
