@@ -1,5 +1,5 @@
 import { spawn, execFileSync, type ChildProcess } from 'node:child_process';
-import { chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chownSync, closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
@@ -86,12 +86,40 @@ function onSignal(signal: NodeJS.Signals): void {
   process.kill(process.pid, signal); // the default action, now that this listener is gone
 }
 
+const CLUSTER_PREFIX = 'mailstead-pg-';
+
+const alive = (pid: number) => {
+  try { process.kill(pid, 0); return true; } catch (err) { return (err as NodeJS.ErrnoException).code === 'EPERM'; }
+};
+
+/**
+ * Stops and removes the clusters of test processes that died without their 'exit' handler (killed
+ * by a signal that cannot be caught): each folder names its owner, and a dead owner's postmaster
+ * is stopped here. Bounded: one pass over the temp folder.
+ */
+function sweepOrphanClusters(): void {
+  for (const name of readdirSync(tmpdir())) {
+    if (!name.startsWith(CLUSTER_PREFIX)) continue;
+    const dir = join(tmpdir(), name);
+    try {
+      const owner = Number(readFileSync(join(dir, 'owner.pid'), 'utf8'));
+      if (!owner || alive(owner)) continue;
+      const pidFile = join(dir, 'data', 'postmaster.pid');
+      const postmaster = existsSync(pidFile) ? Number(readFileSync(pidFile, 'utf8').split('\n')[0]) : 0;
+      if (postmaster && alive(postmaster)) process.kill(postmaster, 'SIGQUIT');
+      rmSync(dir, { recursive: true, force: true });
+    } catch { /* not ours, being made, or already gone */ }
+  }
+}
+
 async function startCluster(): Promise<Cluster> {
+  sweepOrphanClusters();
   if (!existsSync(join(BIN, 'initdb'))) {
     throw new Error(`PostgreSQL binaries not found in ${BIN} (install the postgresql package, or set MAILSTEAD_TEST_PG_BIN)`);
   }
   const user = postgresUser();
-  const dir = mkdtempSync(join(tmpdir(), 'mailstead-pg-'));
+  const dir = mkdtempSync(join(tmpdir(), CLUSTER_PREFIX));
+  writeFileSync(join(dir, 'owner.pid'), String(process.pid));
   const socketDir = join(dir, 'socket');
   mkdirSync(socketDir);
   if (user) for (const d of [dir, socketDir]) chownSync(d, user.uid, user.gid);
