@@ -78,7 +78,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
     checkpoints: 'background',
     onCheckpointError: (err) => logger.warn({ err }, 'WAL checkpoint failed; retrying'),
     onIdleError: (err) => logger.warn({ err }, 'an idle PostgreSQL connection failed; the pool replaces it'),
-    onQueryError: (err, sql) => { if (process.env.PGDEBUG) console.error('PGERR', String(err), sql); logger.debug({ err, sql }, 'PostgreSQL query failed'); },
+    onQueryError: (err, sql) => logger.debug({ err, sql }, 'PostgreSQL query failed'),
   });
   const db = database.db;
   const claims = database.dialect === 'postgres' ? postgresClaims(db, database.session) : sqliteClaims(db);
