@@ -1,4 +1,5 @@
 import test from 'ava';
+import { join } from 'node:path';
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/connection.js';
 import { dialectOf } from '../../src/db/dialect.js';
@@ -7,7 +8,9 @@ import { openPostgresDatabase } from '../../src/db/postgres.js';
 import { runAlone } from '../../src/db/pg-session.js';
 import { postgresClaims } from '../../src/tasks/claims.js';
 import { createDeliveryStore } from '../../src/webhooks/delivery-store.js';
+import { startTestApp, tempDir } from '../helpers/app.js';
 import { freshPostgresDatabase } from '../helpers/pg.js';
+import { runCli } from '../helpers/process.js';
 
 const appliedMigrations = async (db: Db) =>
   (await sql<{ name: string }>`SELECT name FROM kysely_migration ORDER BY name`.execute(db)).rows.map((r) => r.name);
@@ -143,4 +146,20 @@ test('a cron job runs on one node at a time (advisory lock), and on another once
   finish();
   t.is(await onA, 'ran');
   t.is(await runAlone(b.session, 'tasks.prune', () => undefined), 'ran');
+});
+
+test('the CLI works against MAILSTEAD_DATABASE_URL: its tenants and keys reach a server on the same database', async (t) => {
+  const url = await freshPostgresDatabase(t);
+  const app = await startTestApp(t, { env: { MAILSTEAD_DATABASE_URL: url } });
+  const cli = (args: string[]) => runCli(tempDir(t), args, { MAILSTEAD_DATABASE_URL: url }); // a data dir of its own: only the URL is shared
+  t.is((await cli(['tenant', 'create', 'acme', '--plan', 'active'])).code, 0);
+  const key = await cli(['key', 'create', '--tenant', 'acme', '--perms', 'read,write']);
+  t.is(key.code, 0, key.stderr);
+  const k = key.stdout.trim();
+  t.is((await app.post('/v1/create/domain', k, { Domain: 'cli.example' })).status, 200);
+  t.is((await cli(['key', 'revoke', k])).code, 0);
+  t.is((await app.get('/v1/list/domain', k)).status, 401);
+  const backup = await cli(['backup', join(tempDir(t), 'copy.db')]);
+  t.is(backup.code, 2);
+  t.regex(backup.stderr, /on PostgreSQL use pg_dump/);
 });
