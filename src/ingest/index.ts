@@ -51,7 +51,7 @@ export function createIngest(core: Core, deps: { resolve: RecipientResolver; eve
     onForwardsQueued(listener: () => void) { forwardListeners.push(listener); },
   };
   // On PostgreSQL the acceptance journal, the storage thread and the queue's raw files are not
-  // ported yet: every way in answers so (501 for the API; SMTP refuses the message with a 4xx).
+  // ported yet: every way in answers so (501 for the API; an SMTP session gets an error reply).
   const onPostgres = core.dialect === 'postgres';
   if (onPostgres) {
     const refuse = () => Promise.reject(notPorted('Inbound mail (SMTP and POST /v1/mail/inbound)'));
