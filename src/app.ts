@@ -5,7 +5,9 @@ import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Core } from './core.js';
 import { createCron } from './cron.js';
-import { openDatabase } from './db/connection.js';
+import { openConfiguredDatabase } from './db/open.js';
+import { notPorted } from './db/not-ported.js';
+import { runAlone } from './db/pg-session.js';
 import { installDns } from './dns/index.js';
 import { DNS_CHECK_SLOTS, DNS_LANE } from './dns/tasks.js';
 import { installDomains } from './domains/index.js';
@@ -22,6 +24,7 @@ import { createMetrics } from './metrics.js';
 import { installSmtp } from './smtp/index.js';
 import { installSubmission } from './submission/index.js';
 import { taskCronJobs } from './tasks/cron.js';
+import { postgresClaims, sqliteClaims } from './tasks/claims.js';
 import { createTaskQueue } from './tasks/queue.js';
 import { createTenantService } from './tenants/service.js';
 import { createTenantStore } from './tenants/store.js';
@@ -70,19 +73,24 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   // ACME's stored certificate replaces the self-signed one here, before any listener opens.
   const acme = await installAcme({ config, logger, clock, tls, test: acmeTest });
   // The server's writers never checkpoint inside a commit (an SMTP 250 would wait for it): a thread does.
-  const database = await openDatabase(config.dataDir, {
+  // SQLite in the data dir, or PostgreSQL when MAILSTEAD_DATABASE_URL is set (DECISIONS.md section 17).
+  const database = await openConfiguredDatabase(config, {
     checkpoints: 'background',
     onCheckpointError: (err) => logger.warn({ err }, 'WAL checkpoint failed; retrying'),
+    onIdleError: (err) => logger.warn({ err }, 'an idle PostgreSQL connection failed; the pool replaces it'),
+    onQueryError: (err, sql) => logger.debug({ err, sql }, 'PostgreSQL query failed'),
   });
   const db = database.db;
-  const queue = createTaskQueue({ db, clock, logger, lanes: { [DNS_LANE]: DNS_CHECK_SLOTS } });
-  const cron = createCron(logger);
+  const claims = database.dialect === 'postgres' ? postgresClaims(db, database.session) : sqliteClaims(db);
+  const queue = createTaskQueue({ db, clock, logger, lanes: { [DNS_LANE]: DNS_CHECK_SLOTS }, claims });
+  // With many nodes on PostgreSQL, each cron tick's work is done by one of them.
+  const cron = database.dialect === 'postgres' ? createCron(logger, (name, run) => runAlone(database.session, name, run)) : createCron(logger);
   for (const job of taskCronJobs(queue)) cron.add(job);
   const tenants = createTenantService({ db, store: createTenantStore(), clock, cooldownSeconds: config.cooldownSeconds });
   const registry = createRouteRegistry({ tenants, config, clock, durable: database.durable });
   const metrics = createMetrics();
   registerCertificateMetrics(metrics.registry, tls, acmeTest?.clock ?? clock);
-  const core: Core = { config, clock, logger, db, queue, cron, registry, tenants, metrics, durable: database.durable, changes: database.changes };
+  const core: Core = { config, clock, logger, db, dialect: database.dialect, queue, cron, registry, tenants, metrics, durable: database.durable, changes: database.changes };
 
   // Capabilities, in dependency order; each install returns what later ones build on.
   const domains = installDomains(core);
@@ -106,7 +114,11 @@ export async function createApp({ config, clock = systemClock, logger = createLo
 
   return {
     ...core,
-    sqlite: database.sqlite,
+    /** The raw SQLite handle (backups, tests); there is none on PostgreSQL. */
+    get sqlite() {
+      if (database.dialect !== 'sqlite') throw notPorted('the raw SQLite handle');
+      return database.sqlite;
+    },
     domains,
     dns,
     mailboxes,

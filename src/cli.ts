@@ -3,7 +3,7 @@ import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { systemClock } from './clock.js';
 import { ConfigError, loadConfig } from './config.js';
-import { openDatabase } from './db/connection.js';
+import { openConfiguredDatabase } from './db/open.js';
 import { createTenantService } from './tenants/service.js';
 import { createTenantStore } from './tenants/store.js';
 
@@ -44,7 +44,8 @@ async function run(argv: string[]): Promise<string> {
   if (!known.includes(command)) usage(noun ? `unknown command "${[noun, verb].filter(Boolean).join(' ')}"` : 'no command given');
 
   const config = loadConfig();
-  const database = await openDatabase(config.dataDir, { synchronous: 'FULL' });
+  // The server's database: SQLite in the data dir, or PostgreSQL at MAILSTEAD_DATABASE_URL.
+  const database = await openConfiguredDatabase(config, { synchronous: 'FULL' });
   try {
     const tenants = createTenantService({ db: database.db, store: createTenantStore(), clock: systemClock, cooldownSeconds: config.cooldownSeconds });
     switch (command) {
@@ -94,6 +95,8 @@ async function run(argv: string[]): Promise<string> {
         const folder = dirname(resolve(file[0]!));
         if (!statSync(folder, { throwIfNoEntry: false })?.isDirectory()) usage(`backup: the directory ${folder} does not exist`);
         if (statSync(file[0]!, { throwIfNoEntry: false })?.isDirectory()) usage(`backup: ${file[0]} is a directory`);
+        // PostgreSQL has its own tools for this (pg_dump, base backups with WAL archiving).
+        if (database.dialect !== 'sqlite') usage('backup copies the SQLite database; on PostgreSQL use pg_dump');
         await database.sqlite.backup(file[0]!);
         return file[0]!;
       }

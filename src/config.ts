@@ -10,6 +10,11 @@ export type RateLimit = { rate: number; burst: number } | null;
 /** The typed, validated and frozen configuration of one Mailstead process. */
 export interface Config {
   dataDir: string;
+  /**
+   * A `postgres://` URL puts every store on PostgreSQL (DECISIONS.md section 17); null keeps the
+   * embedded SQLite database in the data directory.
+   */
+  databaseUrl: string | null;
   httpHost: string;
   httpPort: number;
   smtpHost: string;
@@ -64,6 +69,7 @@ const VARS = [
   'MAILSTEAD_IMAP_PORT', 'MAILSTEAD_IMAP_STARTTLS_PORT',
   'MAILSTEAD_ACME_EMAIL', 'MAILSTEAD_ACME_DIRECTORY',
   'MAILSTEAD_SUBMISSION_PORT', 'MAILSTEAD_SUBMISSIONS_PORT', 'MAILSTEAD_SUBMISSION_DAILY_LIMIT',
+  'MAILSTEAD_DATABASE_URL',
 ] as const;
 type VarName = (typeof VARS)[number];
 
@@ -77,6 +83,8 @@ const rawSchema = {
   type: 'object',
   properties: {
     MAILSTEAD_DATA_DIR: { type: 'string', minLength: 1 },
+    // libpq's URI form (pg-connection-string reads it): postgres:// or postgresql://, then anything.
+    MAILSTEAD_DATABASE_URL: { type: 'string', pattern: '^$|^postgres(ql)?://\\S+$' },
     MAILSTEAD_HTTP_HOST: { type: 'string', minLength: 1 },
     MAILSTEAD_HTTP_PORT: { type: 'string', pattern: PORT },
     MAILSTEAD_SMTP_HOST: { type: 'string', minLength: 1 },
@@ -168,6 +176,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   if (tlsKey) check(existsSync(tlsKey), 'MAILSTEAD_TLS_KEY', tlsKey, 'file not found');
   return Object.freeze({
     dataDir: resolve(raw.MAILSTEAD_DATA_DIR),
+    databaseUrl: raw.MAILSTEAD_DATABASE_URL || null,
     httpHost: raw.MAILSTEAD_HTTP_HOST,
     httpPort,
     smtpHost: raw.MAILSTEAD_SMTP_HOST,

@@ -2,6 +2,7 @@ import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Cron } from './cron.js';
 import type { Db } from './db/connection.js';
+import type { Dialect } from './db/dialect.js';
 import type { RouteRegistry } from './http/registry.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
@@ -14,6 +15,8 @@ export interface Core {
   clock: Clock;
   logger: Logger;
   db: Db;
+  /** The database under `db`: SQLite (the default) or PostgreSQL (MAILSTEAD_DATABASE_URL). */
+  dialect: Dialect;
   queue: TaskQueue;
   cron: Cron;
   registry: RouteRegistry;

@@ -9,14 +9,20 @@ export interface CronJob {
   run(): Promise<unknown> | unknown;
 }
 
+/**
+ * Runs a job's work, or leaves it to another node (many nodes on PostgreSQL: one runs each tick,
+ * see db/pg-session.ts runAlone). The default runs it here.
+ */
+export type CronExclusion = (name: string, run: () => unknown) => Promise<unknown>;
+
 /** The process's cron loops on node-cron; jobs are also callable by name (tests, admin). */
-export function createCron(logger: Logger) {
+export function createCron(logger: Logger, exclusive: CronExclusion = async (_name, run) => run()) {
   const jobs = new Map<string, CronJob>();
   const tasks: ScheduledTask[] = [];
 
   async function runJob(job: CronJob) {
     try {
-      await job.run();
+      await exclusive(job.name, () => job.run());
     } catch (err) {
       logger.error({ err, job: job.name }, 'cron job failed');
     }

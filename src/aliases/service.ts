@@ -1,5 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
+import { serializedTransaction } from '../db/serial.js';
 import { addressProblem, domainOf, normalizeAddress } from '../domains/address.js';
 import { normalizeHostname } from '../domains/hostname.js';
 import { notFound, unprocessable } from '../errors.js';
@@ -47,7 +48,7 @@ export function createAliasService({ db, store, queue, tenants }: { db: Db; stor
         if (domainOf(address) !== host) throw unprocessable(`Params.address must be an address on ${host}`);
       }
       const goto = parseGoto('Params.goto', input.goto);
-      return db.transaction().execute(async (trx) => {
+      return serializedTransaction(db, async (trx) => {
         const domain = await ownedDomain(trx, key, host);
         await checkNewAliases(trx, store, key.tenantId, domain, [{ address, goto }], () => 'Params.address', 'Params.goto');
         return enqueueCreate(trx, key, 'alias.create', domain, { domainId: domain.id, aliases: [{ address, goto }], catchAll: !!input.catchAll, senderAllowed: !!input.senderAllowed });
@@ -65,7 +66,7 @@ export function createAliasService({ db, store, queue, tenants }: { db: Db; stor
         seen.add(address);
         return { address, goto: parseGoto(`Params.aliases[${i}].goto`, a.goto) };
       });
-      return db.transaction().execute(async (trx) => {
+      return serializedTransaction(db, async (trx) => {
         const domain = await ownedDomain(trx, key, host);
         await checkNewAliases(trx, store, key.tenantId, domain, specs, (i) => `Params.aliases[${i}].address`, 'Params.aliases');
         return enqueueCreate(trx, key, 'alias.bulk', domain, { domainId: domain.id, aliases: specs, catchAll: false, senderAllowed: false });
@@ -79,7 +80,7 @@ export function createAliasService({ db, store, queue, tenants }: { db: Db; stor
         throw unprocessable('Request body needs at least one of goto, active and sender_allowed');
       }
       const goto = input.goto === undefined ? undefined : parseGoto('goto', input.goto);
-      return db.transaction().execute(async (trx) => {
+      return serializedTransaction(db, async (trx) => {
         const alias = await store.ownedByAddress(trx, key.tenantId, address);
         if (!alias) throw unprocessable(`Alias ${address} not found`);
         if (goto) await checkNoLoop(trx, store, key.tenantId, new Map([[address, goto]]), 'goto');
@@ -92,7 +93,7 @@ export function createAliasService({ db, store, queue, tenants }: { db: Db; stor
     async deleteBulk(key: ApiKey, ip: string, list: string[]) {
       const addresses = list.map((a, i) => parseAliasAddress(`Aliases[${i}]`, a));
       if (new Set(addresses).size !== addresses.length) throw unprocessable('Aliases must not contain duplicates');
-      return db.transaction().execute(async (trx) => {
+      return serializedTransaction(db, async (trx) => {
         await tenants.checkCooldown(trx, DELETE_ALIAS_COOLDOWN, key.id, ip);
         await tenants.markCooldown(trx, DELETE_ALIAS_COOLDOWN, key.id, ip);
         const first = addresses[0];

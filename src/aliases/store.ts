@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connection.js';
+import { dialectOf } from '../db/dialect.js';
 import type { RecipientSnapshot } from './resolver.js';
 
 interface SnapshotRow {
@@ -17,7 +18,7 @@ interface SnapshotRow {
  * mailboxes and aliases, and the domains they are on.
  */
 export async function readRecipientSnapshot(db: Db, address: string): Promise<RecipientSnapshot> {
-  const { rows } = await sql<SnapshotRow>`
+  const query = dialectOf(db) === 'postgres' ? postgresSnapshot(address) : sql<SnapshotRow>`
     WITH RECURSIVE reach(addr) AS (
       SELECT ${address}
       UNION
@@ -39,7 +40,8 @@ export async function readRecipientSnapshot(db: Db, address: string): Promise<Re
     UNION ALL
     SELECT 'domain', d.hostname, d.tenant_id, d.id, NULL, NULL
       FROM domains d WHERE d.hostname IN (SELECT substr(addr, instr(addr, '@') + 1) FROM reach)
-  `.execute(db);
+  `;
+  const { rows } = await query.execute(db);
   const snapshot = { domains: new Map(), mailboxes: new Map(), aliases: new Map() } satisfies RecipientSnapshot;
   for (const r of rows) {
     if (r.kind === 'domain') snapshot.domains.set(r.name, { tenantId: r.tenant_id });
@@ -47,6 +49,37 @@ export async function readRecipientSnapshot(db: Db, address: string): Promise<Re
     else snapshot.aliases.set(r.name, { tenantId: r.tenant_id, goto: JSON.parse(r.goto!) as string[], active: r.active === 1 });
   }
   return snapshot;
+}
+
+/**
+ * The same walk for PostgreSQL, whose recursive term may name `reach` once: both steps (an
+ * alias's destinations, the catch-all of an address nothing else takes) are one lateral union.
+ */
+function postgresSnapshot(address: string) {
+  return sql<SnapshotRow>`
+    WITH RECURSIVE reach(addr) AS (
+      SELECT ${address}::text
+      UNION
+      SELECT step.addr FROM reach r CROSS JOIN LATERAL (
+        SELECT j.value AS addr FROM aliases a CROSS JOIN json_array_elements_text(a.goto::json) AS j(value)
+          WHERE a.address = r.addr AND a.active = 1
+            AND NOT EXISTS (SELECT 1 FROM mailboxes m WHERE m.address = r.addr)
+        UNION ALL
+        SELECT '@' || substr(r.addr, strpos(r.addr, '@') + 1)
+          WHERE substr(r.addr, 1, 1) <> '@'
+            AND NOT EXISTS (SELECT 1 FROM mailboxes m WHERE m.address = r.addr)
+            AND NOT EXISTS (SELECT 1 FROM aliases a WHERE a.address = r.addr AND a.active = 1)
+      ) AS step
+    )
+    SELECT 'mailbox' AS kind, m.address AS name, m.tenant_id AS tenant_id, m.id AS id, NULL AS goto, NULL::bigint AS active
+      FROM mailboxes m WHERE m.address IN (SELECT addr FROM reach)
+    UNION ALL
+    SELECT 'alias', a.address, a.tenant_id, a.id, a.goto, a.active
+      FROM aliases a WHERE a.address IN (SELECT addr FROM reach)
+    UNION ALL
+    SELECT 'domain', d.hostname, d.tenant_id, d.id, NULL, NULL
+      FROM domains d WHERE d.hostname IN (SELECT substr(addr, strpos(addr, '@') + 1) FROM reach)
+  `;
 }
 
 /** A new alias row; `goto` is the JSON array text. */

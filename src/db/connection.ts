@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import BetterSqlite3 from 'better-sqlite3';
-import { Kysely, Migrator, SqliteDialect, type Transaction } from 'kysely';
+import { Kysely, SqliteDialect, type Transaction } from 'kysely';
 import type { Database } from './schema.js';
-import { migrations } from './migrations/index.js';
+import { migrate } from './migrate.js';
 import { createWalSync } from './durability.js';
 import { startCheckpointer } from './checkpointer.js';
 
@@ -12,8 +12,10 @@ export type Db = Kysely<Database>;
 /** A Kysely transaction over the same schema. */
 export type Trx = Transaction<Database>;
 
-/** An open database: Kysely for queries, the raw handle for backups and pragmas. */
+/** An open SQLite database: Kysely for queries, the raw handle for backups and pragmas. */
 export interface Database_ {
+  /** Which database this is (see open.ts for the PostgreSQL one); callers branch on it. */
+  dialect: 'sqlite';
   db: Db;
   sqlite: BetterSqlite3.Database;
   /** Resolves once every transaction committed before the call survives a power cut. */
@@ -51,23 +53,6 @@ function withStatementCache(sqlite: BetterSqlite3.Database) {
       return stmt;
     },
   };
-}
-
-const MIGRATION_ATTEMPTS = 8;
-
-/**
- * Runs pending migrations. The server and the CLI may start on a new data dir at the same moment;
- * the migrations run in one transaction, so the loser of that race rolls back whole and, on its
- * next attempt, finds them applied.
- */
-async function migrate(db: Kysely<Database>): Promise<void> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
-  for (let attempt = 1; ; attempt++) {
-    const { error } = await migrator.migrateToLatest();
-    if (!error) return;
-    if (attempt >= MIGRATION_ATTEMPTS) throw error;
-    await new Promise((r) => setTimeout(r, 50 * attempt + Math.random() * 100));
-  }
 }
 
 /** The database file inside a data directory. */
@@ -130,6 +115,7 @@ export async function openDatabase(dataDir: string, opts: Omit<ConnectionOptions
   const checkpointer = opts.checkpoints === 'background' ? startCheckpointer(databaseFile(dataDir), { onError: opts.onCheckpointError }) : null;
   const totalChanges = sqlite.prepare('SELECT total_changes()').pluck();
   return {
+    dialect: 'sqlite',
     db,
     sqlite,
     changes: () => totalChanges.get() as number,

@@ -1,4 +1,5 @@
 import type { Db } from '../db/connection.js';
+import { serializedTransaction } from '../db/serial.js';
 import type { Clock } from '../clock.js';
 import { conflict, notFound, unprocessable } from '../errors.js';
 import { ddmmyyyy } from '../format.js';
@@ -40,7 +41,7 @@ export function createDomainService(deps: {
     /** Registers a root hostname and enqueues its provisioning task, in one transaction. */
     async createRoot(key: ApiKey, hostname: string, slots = MAX_MAILBOX_SLOTS) {
       const host = normalizeHostname(hostname);
-      return db.transaction().execute(async (trx) => {
+      return serializedTransaction(db, async (trx) => {
         await assertFree(trx, key.tenantId, [host]);
         const domainId = await store.insert(trx, {
           tenant_id: key.tenantId, hostname: host, parent_id: null, domain_type: 'root',
@@ -61,7 +62,7 @@ export function createDomainService(deps: {
       if (new Set(hosts).size !== hosts.length) throw unprocessable('Params.sub_domains must not contain duplicates');
       const tooLong = hosts.find((h) => h.length > 253);
       if (tooLong) throw unprocessable(`Params.sub_domains makes ${tooLong.slice(0, 40)}… longer than 253 characters`);
-      return db.transaction().execute(async (trx) => {
+      return serializedTransaction(db, async (trx) => {
         const parent = await store.ownedByHostname(trx, key.tenantId, parentName);
         if (!parent || parent.domain_type !== 'root') throw notFound('Parent domain not found');
         await tenants.checkCooldown(trx, cooldown.scope, key.id, parentName, cooldown.seconds);

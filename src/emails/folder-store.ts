@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connection.js';
-import { jsonList } from '../db/json-list.js';
+import { dialectOf } from '../db/dialect.js';
+import { listOf } from '../db/json-list.js';
 import { DEFAULT_FOLDERS } from '../db/migrations/010_folders.js';
 
 export { DEFAULT_FOLDERS };
@@ -22,6 +23,13 @@ export const folderStore = {
   /** Makes the default folders of mailboxes that lack them (new mailboxes, or mail racing a creation). */
   async ensureDefaults(db: Db, mailboxIds: number[], now: number): Promise<void> {
     if (mailboxIds.length === 0) return;
+    if (dialectOf(db) === 'postgres') {
+      await sql`INSERT INTO folders (mailbox_id, name, special_use, created_at)
+        SELECT m.id, f.name, f.special_use, ${now}::bigint FROM unnest(${mailboxIds}::bigint[]) AS m(id),
+          unnest(${DEFAULT_FOLDERS.map((f) => f[0])}::text[], ${DEFAULT_FOLDERS.map((f) => f[1])}::text[]) AS f(name, special_use)
+        ON CONFLICT (mailbox_id, name) DO NOTHING`.execute(db);
+      return;
+    }
     const values = JSON.stringify(mailboxIds.flatMap((m) => DEFAULT_FOLDERS.map(([name, use]) => [m, name, use])));
     await sql`INSERT INTO folders (mailbox_id, name, special_use, created_at)
       SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, ${now} FROM json_each(${values}) AS j WHERE true
@@ -31,6 +39,14 @@ export const folderStore = {
   /** Makes the default folders of just-created mailboxes, by address. */
   async ensureDefaultsByAddress(db: Db, addresses: string[], now: number): Promise<void> {
     if (addresses.length === 0) return;
+    if (dialectOf(db) === 'postgres') {
+      await sql`INSERT INTO folders (mailbox_id, name, special_use, created_at)
+        SELECT m.id, f.name, f.special_use, ${now}::bigint FROM mailboxes AS m,
+          unnest(${DEFAULT_FOLDERS.map((f) => f[0])}::text[], ${DEFAULT_FOLDERS.map((f) => f[1])}::text[]) AS f(name, special_use)
+        WHERE m.address = ANY(${addresses}::text[])
+        ON CONFLICT (mailbox_id, name) DO NOTHING`.execute(db);
+      return;
+    }
     const folders = JSON.stringify(DEFAULT_FOLDERS);
     await sql`INSERT INTO folders (mailbox_id, name, special_use, created_at)
       SELECT m.id, f.value ->> 0, f.value ->> 1, ${now} FROM mailboxes AS m, json_each(${folders}) AS f
@@ -79,6 +95,6 @@ export const folderStore = {
 
   /** Drops the folders of deleted mailboxes. */
   removeOfMailboxes: (db: Db, mailboxIds: number[]) =>
-    db.deleteFrom('folders').where('mailbox_id', 'in', jsonList(mailboxIds)).execute(),
+    db.deleteFrom('folders').where('mailbox_id', 'in', listOf(db, mailboxIds)).execute(),
 };
 export type FolderStore = typeof folderStore;

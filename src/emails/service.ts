@@ -1,5 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
+import { dialectOf } from '../db/dialect.js';
+import { notPorted } from '../db/not-ported.js';
 import { databaseFileOf, onDestroy, readerOf } from '../db/reader.js';
 import { notFound } from '../errors.js';
 import type { MailChanges } from './changes.js';
@@ -74,6 +76,8 @@ export function createEmailService({ db, store, markers, events, clock, changes,
   /** The read queries on this thread, and the reader threads, set up on first use. */
   function ready(): EmailReads | Promise<EmailReads> {
     if (reads) return reads;
+    // The reads are prepared statements on SQLite read connections; their PostgreSQL twin is to come.
+    if (dialectOf(db) === 'postgres') return Promise.reject(notPorted('Reading stored mail (GET /v1/emails and the rest)'));
     starting ??= (async () => {
       const r = createEmailReads(await readerOf(db));
       if (readThreads > 0) {

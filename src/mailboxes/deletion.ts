@@ -1,4 +1,5 @@
 import type { Db, Trx } from '../db/connection.js';
+import { serializedTransaction } from '../db/serial.js';
 import { domainOf, normalizeAddress } from '../domains/address.js';
 import { normalizeHostname } from '../domains/hostname.js';
 import type { DomainStore } from '../domains/store.js';
@@ -28,7 +29,7 @@ function distinct(field: string, values: string[], normalize: (v: string) => str
 /** The rules of the bulk deletes before enqueue: validation, then the cooldown, then the task. */
 export function createDeletionService({ db, queue, tenants }: { db: Db; queue: TaskQueue; tenants: TenantService }) {
   async function enqueue(key: ApiKey, ip: string, scope: string, kind: string, domain: string, payload: object) {
-    return db.transaction().execute(async (trx) => {
+    return serializedTransaction(db, async (trx) => {
       await tenants.checkCooldown(trx, scope, key.id, ip);
       await tenants.markCooldown(trx, scope, key.id, ip);
       return queue.enqueue(trx, { kind, tenantId: key.tenantId, keyId: key.id, domain, payload });

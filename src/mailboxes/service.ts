@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/connection.js';
+import { serializedTransaction } from '../db/serial.js';
 import { domainOf, normalizeAddress } from '../domains/address.js';
 import { normalizeHostname } from '../domains/hostname.js';
 import type { DomainStore } from '../domains/store.js';
@@ -62,7 +63,7 @@ export function createMailboxService(deps: {
       const password = checkPassword(input.password);
       const address = normalizeAddress(input.address);
       if (domainOf(address) !== host) throw unprocessable(`Params.email_id must be an address on ${host}`);
-      return db.transaction().execute(async (trx) => {
+      return serializedTransaction(db, async (trx) => {
         const domain = await ownedDomain(trx, key, host);
         if ((await store.takenAmong(trx, [address])).size > 0) throw unprocessable(`Params.email_id ${address} already exists`);
         // Requests accepted a moment ago whose tasks have not run yet count as done: a 200 here
@@ -89,7 +90,7 @@ export function createMailboxService(deps: {
       const parts = localPartCandidates(input.fullname, input.count);
       if (!parts) throw unprocessable('Email_fullname must contain letters or digits to derive addresses from');
       const addresses = parts.map((p) => `${p}@${host}`);
-      return db.transaction().execute(async (trx) => {
+      return serializedTransaction(db, async (trx) => {
         const domain = await ownedDomain(trx, key, host);
         if (cooldown) await tenants.checkCooldown(trx, BULK_COOLDOWN, key.id, host);
         const taken = await store.takenAmong(trx, addresses);

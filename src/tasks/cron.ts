@@ -7,4 +7,6 @@ export const SYSTEM_TASK_RETENTION_MS = 7 * 24 * 3600 * 1000;
 /** The queue's own clean-up: an hourly sweep of old finished system tasks. Client tasks stay pollable. */
 export const taskCronJobs = (queue: TaskQueue): CronJob[] => [
   { name: 'tasks.prune', schedule: '17 * * * *', run: () => queue.pruneSystemTasks(SYSTEM_TASK_RETENTION_MS) },
+  // Every minute: a node that died mid-task leaves it running; another node queues it again.
+  { name: 'tasks.recover', schedule: '* * * * *', run: () => queue.recoverOrphans() },
 ];

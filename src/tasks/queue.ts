@@ -1,7 +1,9 @@
 import type { Db } from '../db/connection.js';
+import { serializedTransaction } from '../db/serial.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { ApiError } from '../errors.js';
+import { sqliteClaims, type TaskClaims } from './claims.js';
 import { createTaskStore, toTask } from './store.js';
 import type { NewTask, Task, TaskHandler } from './types.js';
 
@@ -10,12 +12,13 @@ const MAX_TIMER_MS = 60_000;
 export const DEFAULT_LANE = 'provisioning';
 
 /**
- * The task queue and its in-process worker. Tasks are rows in SQLite, enqueued inside the caller's
- * transaction; the worker wakes at once on enqueue, runs up to `concurrency` tasks of each lane at a
- * time (`lanes` sets a lane's own count), and on start puts back tasks a crash left `running`.
+ * The task queue and its in-process worker. Tasks are rows in the database, enqueued inside the
+ * caller's transaction; the worker wakes at once on enqueue (on every node, with PostgreSQL), runs
+ * up to `concurrency` tasks of each lane at a time (`lanes` sets a lane's own count), and puts back
+ * tasks a crash left `running` (`claims` says how each dialect claims and recovers: claims.ts).
  */
-export function createTaskQueue({ db, clock, logger, concurrency = 4, lanes = {} }: {
-  db: Db; clock: Clock; logger: Logger; concurrency?: number; lanes?: Readonly<Record<string, number>>;
+export function createTaskQueue({ db, clock, logger, concurrency = 4, lanes = {}, claims = sqliteClaims(db) }: {
+  db: Db; clock: Clock; logger: Logger; concurrency?: number; lanes?: Readonly<Record<string, number>>; claims?: TaskClaims;
 }) {
   const store = createTaskStore();
   const handlers = new Map<string, TaskHandler>();
@@ -38,7 +41,7 @@ export function createTaskQueue({ db, clock, logger, concurrency = 4, lanes = {}
     const log = logger.child({ task_id: row.id, kind: row.kind });
     try {
       const prepared = handler.prepare ? await handler.prepare(row) : undefined;
-      await db.transaction().execute(async (trx) => {
+      await serializedTransaction(db, async (trx) => {
         const outcome = await handler.run(trx, row, prepared);
         await store.complete(trx, row.id, clock.now(), outcome.totalEmail ?? 0, JSON.stringify(outcome.results ?? []));
       });
@@ -55,6 +58,8 @@ export function createTaskQueue({ db, clock, logger, concurrency = 4, lanes = {}
         await store.fail(db, row.id, clock.now(), 'Task failed: internal error');
         log.error({ err }, 'task failed after retries');
       }
+    } finally {
+      await claims.release(row.id);
     }
   }
 
@@ -68,7 +73,7 @@ export function createTaskQueue({ db, clock, logger, concurrency = 4, lanes = {}
         while (!stopped && handlers.size > 0) {
           const open = claimable();
           if (open.length === 0) break;
-          const row = await store.claimNext(db, clock.now(), open);
+          const row = await claims.claimNext(clock.now(), open);
           if (!row) break;
           const lane = laneOf(row.kind);
           running.set(lane, (running.get(lane) ?? 0) + 1);
@@ -115,9 +120,8 @@ export function createTaskQueue({ db, clock, logger, concurrency = 4, lanes = {}
         kind: t.kind, tenant_id: t.tenantId, key_id: t.keyId, domain: t.domain ?? '',
         payload: JSON.stringify(t.payload ?? {}), run_after: t.runAfter ?? now, created_at: now,
       });
-      // The single connection is held by the caller's transaction until it ends, so the claim
-      // that this wake-up triggers can only see the row after the commit.
-      setImmediate(() => void pump());
+      // The wake-up claims only once the caller's transaction committed (claims.ts says how).
+      await claims.afterEnqueue(trx, () => void pump());
       return id;
     },
 
@@ -126,10 +130,18 @@ export function createTaskQueue({ db, clock, logger, concurrency = 4, lanes = {}
 
     /** Recovers tasks left running by a crash and starts working. */
     async start() {
-      const n = await store.recoverRunning(db);
+      const n = await claims.recover(true);
       if (n > 0) logger.info({ recovered: n }, 'tasks left running were queued again');
+      await claims.listen(() => void pump());
       started = true;
       void pump();
+    },
+
+    /** Queues again tasks whose node died while running them (many nodes; nothing to do for one). */
+    async recoverOrphans(): Promise<number> {
+      const n = await claims.recover(false);
+      if (n > 0) { logger.info({ recovered: n }, 'tasks of a node that is gone were queued again'); void pump(); }
+      return n;
     },
 
     /** Deletes finished system tasks older than `ageMs` (DNS checks and the like pile up otherwise). */

@@ -3,7 +3,9 @@ import type { Db } from '../db/connection.js';
 import type { TasksTable } from '../db/types.js';
 import type { Task } from './types.js';
 
-type Row = Omit<TasksTable, 'id' | 'attempts'> & { id: number; attempts: number };
+/** A task as stored. */
+export type TaskRow = Omit<TasksTable, 'id' | 'attempts'> & { id: number; attempts: number };
+type Row = TaskRow;
 
 /** A stored row as a Task. */
 export function toTask(row: Row): Task {

@@ -1,4 +1,5 @@
 import type { Db } from '../db/connection.js';
+import { dialectOf } from '../db/dialect.js';
 import { readerOf, type Reader } from '../db/reader.js';
 import type { Clock } from '../clock.js';
 import { tooManyRequests } from '../errors.js';
@@ -27,6 +28,7 @@ function apiKey(row: KeyRow): ApiKey {
 /** Tenants, keys, plans and cooldowns: the rules, used by the HTTP layer and the CLI alike. */
 export function createTenantService({ db, store, clock, cooldownSeconds }: { db: Db; store: TenantStore; clock: Clock; cooldownSeconds: number }) {
   let reader: Reader | null = null;
+  const onPostgres = dialectOf(db) === 'postgres';
 
   return {
     /** Creates a tenant and returns its id; throws if the name is taken. */
@@ -68,9 +70,14 @@ export function createTenantService({ db, store, clock, cooldownSeconds }: { db:
      */
     async authenticate(presented: string): Promise<ApiKey | null> {
       if (!looksLikeApiKey(presented)) return null;
-      reader ??= await readerOf(db);
       const hash = hashApiKey(presented);
-      const row = reader.prepare(KEY_BY_HASH_SQL).get(hash) as KeyRow | undefined;
+      let row: KeyRow | undefined;
+      if (onPostgres) {
+        row = await store.keyByHash(db, hash); // a pooled connection reads what any node committed
+      } else {
+        reader ??= await readerOf(db);
+        row = reader.prepare(KEY_BY_HASH_SQL).get(hash) as KeyRow | undefined;
+      }
       if (!row || row.revoked_at !== null || !sameHash(row.key_hash, hash)) return null;
       return apiKey(row);
     },

@@ -24,6 +24,11 @@ export function createTenantStore() {
   return {
     insertTenant: (db: Db, t: { name: string; plan_active: number; is_admin: number; created_at: number }) =>
       db.insertInto('tenants').values(t).returning('id').executeTakeFirstOrThrow().then((r) => r.id),
+    /** KEY_BY_HASH_SQL through Kysely, for PostgreSQL (which has no read connection beside the pool). */
+    keyByHash: (db: Db, keyHash: string) =>
+      db.selectFrom('api_keys').innerJoin('tenants', 'tenants.id', 'api_keys.tenant_id')
+        .select(['api_keys.id', 'api_keys.tenant_id', 'api_keys.key_hash', 'api_keys.perms', 'api_keys.revoked_at', 'tenants.plan_active', 'tenants.is_admin'])
+        .where('api_keys.key_hash', '=', keyHash).executeTakeFirst() as Promise<KeyRow | undefined>,
     tenantByName: (db: Db, name: string) =>
       db.selectFrom('tenants').selectAll().where('name', '=', name).executeTakeFirst(),
     setPlan: (db: Db, name: string, active: boolean) =>

@@ -1,4 +1,5 @@
 import type { Db } from '../db/connection.js';
+import { dialectOf } from '../db/dialect.js';
 
 /** A claimed delivery with everything one attempt needs. */
 export interface ClaimedDelivery {
@@ -45,11 +46,17 @@ export function createDeliveryStore() {
      */
     bookkeeping: <T>(db: Db, fn: (trx: Db) => Promise<T>): Promise<T> => db.transaction().execute(fn),
 
-    /** Ids of a webhook's due deliveries, oldest due first. */
+    /**
+     * Ids of a webhook's due deliveries, oldest due first. On PostgreSQL the rows are locked until
+     * the claiming transaction ends and rows another node is claiming are skipped (SKIP LOCKED),
+     * so nodes claiming at once share the backlog instead of queueing behind one another.
+     */
     dueFor: (db: Db, webhookId: number, now: number, limit: number) =>
       db.selectFrom('webhook_deliveries').select('id')
         .where('webhook_id', '=', webhookId).where('status', '=', 'queued').where('next_attempt_at', '<=', now)
-        .orderBy('next_attempt_at').orderBy('id').limit(limit).execute().then((r) => r.map((x) => x.id)),
+        .orderBy('next_attempt_at').orderBy('id').limit(limit)
+        .$if(dialectOf(db) === 'postgres', (q) => q.forUpdate().skipLocked())
+        .execute().then((r) => r.map((x) => x.id)),
 
     /** When a webhook's next queued delivery (due after `after`, if given) is due, or null when none is. */
     nextDueFor: (db: Db, webhookId: number, after: number | null) => {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
+import { serializedTransaction } from '../db/serial.js';
 import { conflict, notFound, unprocessable } from '../errors.js';
 import { iso } from '../format.js';
 import type { ApiKey } from '../tenants/service.js';
@@ -48,7 +49,7 @@ export function createWebhookService(deps: {
       const url = await checkUrl(input.url);
       const secret = newSecret();
       const now = clock.now();
-      const id = await db.transaction().execute(async (trx) => {
+      const id = await serializedTransaction(db, async (trx) => {
         if (await store.countForTenant(trx, key.tenantId) >= MAX_WEBHOOKS_PER_TENANT) {
           throw unprocessable(`An account may register at most ${MAX_WEBHOOKS_PER_TENANT} webhooks`);
         }
@@ -78,7 +79,7 @@ export function createWebhookService(deps: {
         throw unprocessable('Request body needs at least one of url, events, is_active');
       }
       const url = patch.url === undefined ? undefined : await checkUrl(patch.url);
-      await db.transaction().execute(async (trx) => {
+      await serializedTransaction(db, async (trx) => {
         const w = await owned(trx, key, id);
         const set: Parameters<WebhookStore['update']>[2] = { updated_at: clock.now() };
         if (url !== undefined) { set.url = url; set.failing_since = null; }
@@ -104,7 +105,7 @@ export function createWebhookService(deps: {
       const secret = newSecret();
       const now = clock.now();
       const until = now + ROTATION_OVERLAP_MS;
-      await db.transaction().execute(async (trx) => {
+      await serializedTransaction(db, async (trx) => {
         const w = await owned(trx, key, id);
         await store.rotate(trx, id, secret, w.secret, until, now);
       });
@@ -144,7 +145,7 @@ export function createWebhookService(deps: {
      */
     async replay(key: ApiKey, id: number, deliveryId: number) {
       const now = clock.now();
-      await db.transaction().execute(async (trx) => {
+      await serializedTransaction(db, async (trx) => {
         const w = await owned(trx, key, id);
         const d = await deliveries.byId(trx, id, deliveryId);
         if (!d) throw notFound('Delivery not found');

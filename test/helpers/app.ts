@@ -9,6 +9,7 @@ import { loadConfig } from '../../src/config.js';
 import { createLogger, type Logger } from '../../src/logger.js';
 import type { OutboundTesting } from '../../src/outbound/index.js';
 import { quietDns } from './dns.js';
+import { freshPostgresDatabase, onPostgres } from './pg.js';
 
 /** An HTTP answer with its JSON body parsed (or the text when it is not JSON). */
 export interface Reply {
@@ -43,6 +44,8 @@ export function tempDir(t: ExecutionContext, prefix = 'mailstead-test-'): string
 }
 
 let tenantSeq = 0;
+/** The PostgreSQL database standing for each data dir in the PostgreSQL lane. */
+const databaseOfDataDir = new Map<string, string>();
 
 /**
  * Boots the real app in this process on port 0 with a temporary data dir, and returns a small
@@ -50,7 +53,15 @@ let tenantSeq = 0;
  */
 export async function startTestApp(t: ExecutionContext, opts: { env?: Record<string, string>; clock?: Clock; dataDir?: string; parserThreads?: number; logger?: Logger; outboundTesting?: OutboundTesting; acme?: AcmeTestOptions } = {}) {
   const dataDir = opts.dataDir ?? tempDir(t);
-  const config = loadConfig({ ...TEST_ENV, MAILSTEAD_DNS_SERVERS: await quietDns(), MAILSTEAD_DATA_DIR: dataDir, ...opts.env });
+  // The PostgreSQL lane (MAILSTEAD_TEST_DATABASE=postgres): a database per data dir, so a server
+  // restarted on the same data dir finds what the first one stored.
+  let database = {};
+  if (onPostgres && !opts.env?.MAILSTEAD_DATABASE_URL) {
+    let url = databaseOfDataDir.get(dataDir);
+    if (!url) databaseOfDataDir.set(dataDir, url = await freshPostgresDatabase(t));
+    database = { MAILSTEAD_DATABASE_URL: url };
+  }
+  const config = loadConfig({ ...TEST_ENV, MAILSTEAD_DNS_SERVERS: await quietDns(), MAILSTEAD_DATA_DIR: dataDir, ...database, ...opts.env });
   const app: App = await createApp({ config, clock: opts.clock, logger: opts.logger ?? createLogger(config.logLevel), parserThreads: opts.parserThreads, outboundTesting: opts.outboundTesting, acme: opts.acme });
   const { httpPort, smtpPort, imapPort, imapStarttlsPort, submissionPort, submissionsPort } = await app.start();
   let stopped = false;

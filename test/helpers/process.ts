@@ -7,10 +7,10 @@ import { quietDns } from './dns.js';
 export const ROOT = fileURLToPath(new URL('../../', import.meta.url));
 
 /** Runs the admin CLI (bin/mailstead.js) on a data dir; resolves with exit code and output. */
-export function runCli(dataDir: string, args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+export function runCli(dataDir: string, args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['bin/mailstead.js', ...args], {
-      cwd: ROOT, env: { ...process.env, ...TEST_ENV, MAILSTEAD_DATA_DIR: dataDir },
+      cwd: ROOT, env: { ...process.env, ...TEST_ENV, MAILSTEAD_DATA_DIR: dataDir, ...env },
     });
     let stdout = '';
     let stderr = '';

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { ddl } from '../dialect.js';
 
 /**
  * How far the inbound queue holds the acceptance journal (src/ingest/journal.ts): the records
@@ -6,10 +7,11 @@ import { sql, type Kysely } from 'kysely';
  * restart replays exactly the records not yet moved.
  */
 export async function up(db: Kysely<any>): Promise<void> {
+  const t = ddl(db);
   await sql`CREATE TABLE journal_state (
-    id INTEGER PRIMARY KEY CHECK (id = 1),
-    segment INTEGER NOT NULL,
-    position INTEGER NOT NULL
+    id ${t.key} CHECK (id = 1),
+    segment ${t.int} NOT NULL,
+    position ${t.int} NOT NULL
   )`.execute(db);
 }
 

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { ddl } from '../dialect.js';
 
 /** The domain of the target address whose forwards list `address` (the alias a forward leaves from). */
 function viaDomain(targetsJson: string, address: string): string | null {
@@ -18,30 +19,31 @@ function viaDomain(targetsJson: string, address: string): string | null {
  * (and never sent) move into it as queued forward items, due now; the forwards table goes.
  */
 export async function up(db: Kysely<any>): Promise<void> {
+  const t = ddl(db);
   await sql`CREATE TABLE outbound_messages (
-    id INTEGER PRIMARY KEY,
-    raw BLOB NOT NULL,
-    created_at INTEGER NOT NULL
+    id ${t.id},
+    raw ${t.blob} NOT NULL,
+    created_at ${t.int} NOT NULL
   )`.execute(db);
   // AUTOINCREMENT: an item id the API has shown is never reused for another item.
   await sql`CREATE TABLE outbound (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+    id ${t.serial},
+    tenant_id ${t.int} NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
     kind TEXT NOT NULL CHECK (kind IN ('forward', 'submission', 'dsn')),
-    email_id INTEGER,
-    inbound_id INTEGER,
-    message_ref INTEGER REFERENCES outbound_messages(id),
+    email_id ${t.int},
+    inbound_id ${t.int},
+    message_ref ${t.int} REFERENCES outbound_messages(id),
     mail_from TEXT NOT NULL,
     rcpt_to TEXT NOT NULL,
     via_domain TEXT,
     auth TEXT,
     status TEXT NOT NULL DEFAULT 'queued' CHECK (status IN ('queued', 'sent', 'failed')),
-    attempts INTEGER NOT NULL DEFAULT 0,
-    next_attempt_at INTEGER,
+    attempts ${t.int} NOT NULL DEFAULT 0,
+    next_attempt_at ${t.int},
     last_response TEXT,
-    dsn_sent INTEGER NOT NULL DEFAULT 0,
-    created_at INTEGER NOT NULL,
-    updated_at INTEGER NOT NULL
+    dsn_sent ${t.int} NOT NULL DEFAULT 0,
+    created_at ${t.int} NOT NULL,
+    updated_at ${t.int} NOT NULL
   )`.execute(db);
   await sql`CREATE INDEX outbound_due ON outbound(next_attempt_at) WHERE status = 'queued'`.execute(db);
   await sql`CREATE INDEX outbound_tenant ON outbound(tenant_id, id)`.execute(db);
@@ -71,17 +73,18 @@ export async function up(db: Kysely<any>): Promise<void> {
  * still queued (sent, failed, submission and DSN items have no place there and go).
  */
 export async function down(db: Kysely<any>): Promise<void> {
+  const t = ddl(db);
   await sql`CREATE TABLE forwards (
-    id INTEGER PRIMARY KEY,
-    tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
-    inbound_id INTEGER NOT NULL REFERENCES inbound(id),
+    id ${t.id},
+    tenant_id ${t.int} NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+    inbound_id ${t.int} NOT NULL REFERENCES inbound(id),
     mail_from TEXT,
     address TEXT NOT NULL,
     status TEXT NOT NULL DEFAULT 'queued',
-    attempts INTEGER NOT NULL DEFAULT 0,
-    next_attempt_at INTEGER NOT NULL,
+    attempts ${t.int} NOT NULL DEFAULT 0,
+    next_attempt_at ${t.int} NOT NULL,
     last_error TEXT,
-    created_at INTEGER NOT NULL
+    created_at ${t.int} NOT NULL
   )`.execute(db);
   await sql`CREATE INDEX forwards_queued ON forwards(next_attempt_at) WHERE status = 'queued'`.execute(db);
   await sql`CREATE INDEX forwards_inbound ON forwards(inbound_id)`.execute(db);

@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { ddl } from '../dialect.js';
 
 /** The folders every mailbox has, with their IMAP SPECIAL-USE attribute (DECISIONS.md section 14). */
 export const DEFAULT_FOLDERS: ReadonlyArray<readonly [name: string, specialUse: string | null]> = [
@@ -15,31 +16,32 @@ export const DEFAULT_FOLDERS: ReadonlyArray<readonly [name: string, specialUse: 
  * lock-out shared by IMAP and submission.
  */
 export async function up(db: Kysely<any>): Promise<void> {
+  const t = ddl(db);
   await sql`CREATE TABLE folders (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    mailbox_id INTEGER NOT NULL,
+    id ${t.serial},
+    mailbox_id ${t.int} NOT NULL,
     name TEXT NOT NULL,
     special_use TEXT,
-    subscribed INTEGER NOT NULL DEFAULT 1,
-    uidnext INTEGER NOT NULL DEFAULT 1,
-    created_at INTEGER NOT NULL,
+    subscribed ${t.int} NOT NULL DEFAULT 1,
+    uidnext ${t.int} NOT NULL DEFAULT 1,
+    created_at ${t.int} NOT NULL,
     UNIQUE (mailbox_id, name)
   )`.execute(db);
   await sql`ALTER TABLE emails ADD COLUMN folder TEXT NOT NULL DEFAULT 'INBOX'`.execute(db);
-  await sql`ALTER TABLE emails ADD COLUMN uid INTEGER NOT NULL DEFAULT 0`.execute(db);
+  await sql`ALTER TABLE emails ADD COLUMN uid ${t.int} NOT NULL DEFAULT 0`.execute(db);
   await sql`ALTER TABLE emails ADD COLUMN flags TEXT NOT NULL DEFAULT ''`.execute(db);
-  await sql`ALTER TABLE emails ADD COLUMN imported INTEGER NOT NULL DEFAULT 0`.execute(db);
+  await sql`ALTER TABLE emails ADD COLUMN imported ${t.int} NOT NULL DEFAULT 0`.execute(db);
   await sql`DROP INDEX emails_message`.execute(db);
   await sql`CREATE UNIQUE INDEX emails_message ON emails(mailbox_id, message_id) WHERE imported = 0`.execute(db);
   await sql`CREATE INDEX emails_folder_uid ON emails(mailbox_id, folder, uid)`.execute(db);
   await sql`CREATE TABLE email_raw (
-    email_id INTEGER PRIMARY KEY REFERENCES emails(id) ON DELETE CASCADE,
-    raw BLOB NOT NULL
+    email_id ${t.key} REFERENCES emails(id) ON DELETE CASCADE,
+    raw ${t.blob} NOT NULL
   )`.execute(db);
   await sql`CREATE TABLE login_failures (
-    id INTEGER PRIMARY KEY,
+    id ${t.id},
     ip TEXT NOT NULL,
-    at INTEGER NOT NULL
+    at ${t.int} NOT NULL
   )`.execute(db);
   await sql`CREATE INDEX login_failures_ip ON login_failures(ip, at)`.execute(db);
 

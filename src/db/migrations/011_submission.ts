@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { ddl } from '../dialect.js';
 
 /**
  * Submission (DECISIONS.md section 13): every accepted submission records how many recipients it
@@ -6,11 +7,12 @@ import { sql, type Kysely } from 'kysely';
  * across restarts and nodes.
  */
 export async function up(db: Kysely<any>): Promise<void> {
+  const t = ddl(db);
   await sql`CREATE TABLE submission_sends (
-    id INTEGER PRIMARY KEY,
-    mailbox_id INTEGER NOT NULL,
-    recipients INTEGER NOT NULL,
-    at INTEGER NOT NULL
+    id ${t.id},
+    mailbox_id ${t.int} NOT NULL,
+    recipients ${t.int} NOT NULL,
+    at ${t.int} NOT NULL
   )`.execute(db);
   await sql`CREATE INDEX submission_sends_mailbox ON submission_sends(mailbox_id, at)`.execute(db);
 }
