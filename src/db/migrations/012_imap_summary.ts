@@ -1,4 +1,5 @@
 import { sql, type Kysely } from 'kysely';
+import { ddl } from '../dialect.js';
 
 /**
  * IMAP's per-message summary (src/imap/summary.ts): RFC822.SIZE, ENVELOPE and BODYSTRUCTURE as
@@ -9,9 +10,10 @@ import { sql, type Kysely } from 'kysely';
  * row or with NULLs gets its summary computed at its first FETCH and written back.
  */
 export async function up(db: Kysely<any>): Promise<void> {
+  const t = ddl(db);
   await sql`CREATE TABLE email_imap (
-    email_id INTEGER PRIMARY KEY REFERENCES emails(id) ON DELETE CASCADE,
-    size INTEGER,
+    email_id ${t.key} REFERENCES emails(id) ON DELETE CASCADE,
+    size ${t.int},
     envelope TEXT,
     bodystructure TEXT
   )`.execute(db);
