@@ -72,6 +72,12 @@ export interface RawDelivery {
   heloName: string;
   tls: boolean;
   receivedAt: number;
+  /**
+   * A copy filed in a folder of the sender's mailbox instead of delivered (submission's Sent copy:
+   * read, no email.received); `outboundRef` is the queued message of its external recipients, whose
+   * items get the stored copy's id. `recipients` may then be empty.
+   */
+  filed?: { tenantId: number; mailboxId: number; address: string; folder: string; outboundRef: number | null };
 }
 
 /** Turns stored raw bytes into a normalised message (mailparser + mailauth). */
