@@ -4,11 +4,11 @@ import type { Core } from '../core.js';
 import { createGroupCommit, type Outcome } from '../ingest/group-commit.js';
 import type { Ingest, Resolution } from '../ingest/types.js';
 import { DKIM_SELECTOR } from '../outbound/prepare.js';
-import { signDkim } from '../outbound/sign.js';
 import type { OutboundStore } from '../outbound/store.js';
 import type { OutboundTable } from '../outbound/tables.js';
 import { receivedHeader, returnPathHeader } from '../smtp/received.js';
 import type { DailyLedger } from './daily.js';
+import { createSubmissionSigner } from './dkim.js';
 import { submissionStore, type SenderMailbox } from './store.js';
 
 /** A recipient of a submission with where it goes: a hosted delivery, or out through the queue. */
@@ -64,6 +64,7 @@ export function createSubmissionPath(core: Core, deps: {
   wakeOutbound: () => void;
 }) {
   const { db, clock, config, logger } = core;
+  const signWith = createSubmissionSigner(DKIM_SELECTOR);
 
   /** Signs with the From domain's key; a domain without a key (none of ours lacks one) goes unsigned. */
   async function sign(raw: Buffer, domain: string): Promise<Buffer> {
@@ -72,7 +73,7 @@ export function createSubmissionPath(core: Core, deps: {
       logger.warn({ domain }, 'submission from a domain without a DKIM key: sent unsigned');
       return raw;
     }
-    return signDkim(raw, { domain, selector: DKIM_SELECTOR, privateKeyPem: pem });
+    return signWith(raw, domain, pem);
   }
 
   /** One transaction for a group: each job's queued bytes and items (answering the bytes' reference) and every daily count. */
