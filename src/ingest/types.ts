@@ -5,6 +5,7 @@
  */
 import type { BlobContent } from './blobs.js';
 import type { EncodedMessage } from './encoded-message.js';
+import type { QueueJob } from '../submission/commit.js';
 
 /** One attachment of a normalised message, decoded. */
 export interface InboundAttachment {
@@ -105,6 +106,11 @@ export interface Ingest {
   acceptMessage(tenantId: number, msg: InboundMessage): Promise<void>;
   /** SMTP path: commits the raw bytes and envelope durably and resolves; parsing and storage follow in the worker. */
   acceptRaw(delivery: RawDelivery): Promise<void>;
+  /**
+   * Submission's database part (submission/commit.ts): a group of submissions' queue items and
+   * daily counts, committed durably by the storage thread; the queued bytes' reference of each.
+   */
+  commitSubmissions(jobs: QueueJob[]): Promise<Array<number | null>>;
   /** Registers the parser the worker uses for raw SMTP messages. */
   setRawParser(parser: RawParser, queued?: QueuedRawParser): void;
   /** Registers `listener`, told after a stored batch that queued outbound forwards (committed by then). */

@@ -1,15 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import type { Insertable } from 'kysely';
 import type { Core } from '../core.js';
 import { createGroupCommit, type Outcome } from '../ingest/group-commit.js';
 import type { Ingest, Resolution } from '../ingest/types.js';
 import { DKIM_SELECTOR } from '../outbound/prepare.js';
 import type { OutboundStore } from '../outbound/store.js';
-import type { OutboundTable } from '../outbound/tables.js';
 import { receivedHeader, returnPathHeader } from '../smtp/received.js';
 import type { DailyLedger } from './daily.js';
 import { createSubmissionSigner } from './dkim.js';
-import { submissionStore, type SenderMailbox } from './store.js';
+import type { QueueJob } from './commit.js';
+import type { SenderMailbox } from './store.js';
 
 /** A recipient of a submission with where it goes: a hosted delivery, or out through the queue. */
 export interface SubmissionRecipient {
@@ -36,22 +35,11 @@ export class SenderFullError extends Error {}
 /** The sender's mailbox reached its daily limit meanwhile (another session's message took the rest): nothing was sent. */
 export class DailyLimitError extends Error {}
 
-/** What one submission commits to the database: its external recipients' queue items and its daily count. */
-interface QueueJob {
-  tenantId: number;
-  mailFrom: string;
-  external: string[];
-  signed: Buffer;
-  sender: SenderMailbox | null;
-  recipients: number;
-  now: number;
-}
-
 /**
  * The one path of submitted mail, SMTP and API alike (DECISIONS.md section 13): one DKIM signature
  * d=<From domain> s=mailstead; the external recipients as 'submission' items of the outbound queue
- * with the daily count, in group commits (one transaction for the submissions of every session
- * that arrived meanwhile, made durable by the WAL sync that many callers share); the hosted
+ * with the daily count, in group commits (one transaction and one WAL sync in ingest's storage
+ * thread for the submissions of every session that arrived meanwhile, commit.ts); the hosted
  * recipients and the copy in the sender's Sent folder (read, no email.received) as records of
  * ingest's acceptance journal, as port 25 mail is (parsed in the parser thread, stored in the
  * storage thread's batches). It resolves once all of it is durable, which is before the client
@@ -76,26 +64,9 @@ export function createSubmissionPath(core: Core, deps: {
     return signWith(raw, domain, pem);
   }
 
-  /** One transaction for a group: each job's queued bytes and items (answering the bytes' reference) and every daily count. */
-  async function commitQueue(jobs: QueueJob[]): Promise<Outcome<number | null>[]> {
-    const now = clock.now();
-    return db.transaction().execute(async (trx) => {
-      const refs: Outcome<number | null>[] = [];
-      for (const j of jobs) {
-        if (j.external.length === 0) { refs.push({ ok: true, value: null }); continue; }
-        const ref = await deps.outbound.putMessage(trx, j.signed, j.now);
-        const rows: Insertable<OutboundTable>[] = j.external.map((rcpt) => ({
-          tenant_id: j.tenantId, kind: 'submission', email_id: null, inbound_id: null, message_ref: ref, mail_from: j.mailFrom,
-          rcpt_to: rcpt, via_domain: null, auth: null, next_attempt_at: j.now, last_response: null, created_at: j.now, updated_at: j.now,
-        }));
-        await deps.outbound.insert(trx, rows);
-        refs.push({ ok: true, value: ref });
-      }
-      await submissionStore.recordSends(trx, jobs.flatMap((j) => (j.sender ? [{ mailbox_id: j.sender.id, recipients: j.recipients, at: j.now }] : [])), now);
-      return refs;
-    });
-  }
-  const queue = createGroupCommit(commitQueue);
+  // Concurrent sessions' submissions share one transaction (and one WAL sync) in the storage thread.
+  const queue = createGroupCommit(async (jobs: QueueJob[]): Promise<Outcome<number | null>[]> =>
+    (await deps.ingest.commitSubmissions(jobs)).map((ref) => ({ ok: true, value: ref })));
 
   return async function submit(s: Submission): Promise<void> {
     const now = clock.now();
@@ -123,8 +94,11 @@ export function createSubmissionPath(core: Core, deps: {
       }) : Promise.resolve();
       if (external.length > 0 || s.sender) {
         // The Sent copy names the queued bytes (so the items learn its id once stored): it waits for them when there are any.
-        const queued = queue.submit({ tenantId: s.tenantId, mailFrom: s.mailFrom, external, signed, sender: s.sender, recipients: s.recipients.length, now });
-        work.push(external.length > 0 ? queued.then((ref) => Promise.all([fileSent(ref), core.durable()])) : Promise.all([fileSent(null), queued.then(() => core.durable())]));
+        const queued = queue.submit({
+          tenantId: s.tenantId, mailFrom: s.mailFrom, external, signed: external.length > 0 ? signed : new Uint8Array(0),
+          senderId: s.sender?.id ?? null, recipients: s.recipients.length, at: now,
+        });
+        work.push(external.length > 0 ? queued.then((ref) => fileSent(ref)) : Promise.all([queued, fileSent(null)]));
       }
       await Promise.all(work);
     } catch (err) {
