@@ -17,6 +17,12 @@ export interface Copy {
   toEmail: string;
   size: number;
   message: StoredMessage;
+  /**
+   * Filed rather than delivered: into this folder (made with the defaults when missing), read, and
+   * free to repeat a message_id of its mailbox as APPENDed mail may (the Sent copy of a submission,
+   * which a message sent to oneself also delivers to INBOX). Absent: delivered to INBOX.
+   */
+  filedIn?: string;
 }
 
 /** A stored copy. */
@@ -31,21 +37,35 @@ export interface Created {
 const CHUNK = 200;
 
 /**
- * A UID in its mailbox's INBOX for each copy (delivered mail goes there), reserved in one statement;
- * a mailbox whose folders are not made yet gets them first. A copy skipped as a duplicate leaves a
- * gap, which IMAP allows (UIDs only have to rise).
+ * A UID in its folder (INBOX unless filed elsewhere) for each copy, reserved in one statement per
+ * folder; a mailbox whose folders are not made yet gets them first. A copy skipped as a duplicate
+ * leaves a gap, which IMAP allows (UIDs only have to rise).
  */
-async function inboxUids(trx: Db, copies: Copy[], now: number): Promise<number[]> {
-  const counts = new Map<number, number>();
-  for (const c of copies) counts.set(c.mailboxId, (counts.get(c.mailboxId) ?? 0) + 1);
-  let first = await folderStore.reserveUids(trx, 'INBOX', counts);
-  const missing = [...counts.keys()].filter((m) => !first.has(m));
-  if (missing.length > 0) {
-    await folderStore.ensureDefaults(trx, missing, now);
-    const more = await folderStore.reserveUids(trx, 'INBOX', new Map(missing.map((m) => [m, counts.get(m)!])));
-    first = new Map([...first, ...more]);
+async function folderUids(trx: Db, copies: Copy[], now: number): Promise<number[]> {
+  const byFolder = new Map<string, Map<number, number>>();
+  for (const c of copies) {
+    const counts = byFolder.get(c.filedIn ?? 'INBOX') ?? new Map<number, number>();
+    counts.set(c.mailboxId, (counts.get(c.mailboxId) ?? 0) + 1);
+    byFolder.set(c.filedIn ?? 'INBOX', counts);
   }
-  return copies.map((c) => { const u = first.get(c.mailboxId)!; first.set(c.mailboxId, u + 1); return u; });
+  const next = new Map<string, number>();
+  for (const [folder, counts] of byFolder) {
+    let first = await folderStore.reserveUids(trx, folder, counts);
+    const missing = [...counts.keys()].filter((m) => !first.has(m));
+    if (missing.length > 0) {
+      await folderStore.ensureDefaults(trx, missing, now);
+      const more = await folderStore.reserveUids(trx, folder, new Map(missing.map((m) => [m, counts.get(m)!])));
+      first = new Map([...first, ...more]);
+    }
+    for (const [m, u] of first) next.set(`${folder}\u0000${m}`, u);
+  }
+  return copies.map((c) => {
+    const key = `${c.filedIn ?? 'INBOX'}\u0000${c.mailboxId}`;
+    const u = next.get(key);
+    if (u === undefined) throw new Error(`mailbox ${c.mailboxId} has no folder ${c.filedIn ?? 'INBOX'}`);
+    next.set(key, u + 1);
+    return u;
+  });
 }
 
 async function inChunks<T>(rows: T[], insert: (part: T[]) => Promise<unknown>): Promise<void> {
@@ -72,7 +92,7 @@ export function createEmailWriter({ store, markers, clock }: { store: EmailStore
       const created: Created[] = [];
       const now = clock.now();
       const first = await store.nextEmailId(trx);
-      const uids = await inboxUids(trx, copies, now);
+      const uids = await folderUids(trx, copies, now);
       const texts = copies.map((c) => plainText(c.message.bodyText, c.message.bodyHtml));
       const rows = copies.map((c, i) => {
         const m = c.message;
@@ -88,7 +108,17 @@ export function createEmailWriter({ store, markers, clock }: { store: EmailStore
           updated_seq: markers.next(), created_at: now, uid: uids[i],
         };
       });
-      const stored = await store.insertEmails(trx, rows);
+      // Filed copies carry their folder and imported = 1 (a few per batch: one plain insert); delivered ones the defaults.
+      const delivered = rows.filter((_, i) => copies[i].filedIn === undefined);
+      const filed = rows.flatMap((r, i) => {
+        const folder = copies[i].filedIn;
+        return folder === undefined ? [] : [{ ...r, folder, read_at: now, imported: 1 }];
+      });
+      const stored = await store.insertEmails(trx, delivered);
+      if (filed.length > 0) {
+        await trx.insertInto('emails').values(filed).execute();
+        for (const r of filed) stored.add(r.id);
+      }
       copies.forEach((c, i) => {
         const id = first + i;
         if (!stored.has(id)) return;

@@ -137,11 +137,23 @@ export async function storeBatch(
         // A mailbox deleted since acceptance gets nothing; one reached twice gets one copy.
         if (owners.get(mailboxId) !== t.tenantId || seen.has(mailboxId)) continue;
         seen.add(mailboxId);
-        copies.push({ tenantId: t.tenantId, mailboxId, inboundId: p.kind === 'smtp' ? p.id : null, toEmail: t.address, size: p.size, message: p.message });
+        copies.push({
+          tenantId: t.tenantId, mailboxId, inboundId: p.kind === 'smtp' ? p.id : null, toEmail: t.address, size: p.size, message: p.message,
+          ...(t.filed ? { filedIn: t.filed.folder } : {}),
+        });
       }
     }
   }
   const created = await writer.storeCopies(trx, copies);
+  // A filed copy (a submission's Sent copy, alone in its queue row) is silent, and what its external recipients' queue items came from.
+  const filedBy = new Map(prepared.flatMap((p) => p.targets.filter((t) => t.filed).map((t) => [p.id, t.filed!] as const)));
+  const silent = new Set<number>();
+  for (const c of created) {
+    const filed = c.inboundId === null ? undefined : filedBy.get(c.inboundId);
+    if (!filed) continue;
+    silent.add(c.id);
+    if (filed.outboundRef !== null) await store.linkSubmission(trx, filed.outboundRef, c.id);
+  }
   // storeCopies answers in the order of `copies`: the first copy of each message per tenant is where a forward came from.
   const emailIds = new Map<StoredMessage, Map<number, number>>();
   created.forEach((c, i) => {
@@ -152,7 +164,7 @@ export async function storeBatch(
   const used = new Map<number, number>();
   for (const c of created) if (c.inboundId !== null) used.set(c.mailboxId, (used.get(c.mailboxId) ?? 0) + c.size);
   for (const [id, delta] of used) await store.addUsedBytes(trx, id, delta);
-  await events.record(trx, created.map((c): EmailEvent => ({ tenantId: c.tenantId, type: 'email.received', emailId: c.id, mailboxId: c.mailboxId })));
+  await events.record(trx, created.filter((c) => !silent.has(c.id)).map((c): EmailEvent => ({ tenantId: c.tenantId, type: 'email.received', emailId: c.id, mailboxId: c.mailboxId })));
   const referenced = new Set(created.map((c) => c.inboundId));
   const done: Array<{ id: number; keep: boolean }> = [];
   // Outbound items commit with the copies: acknowledged mail never loses its forwards.

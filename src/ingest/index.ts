@@ -52,6 +52,8 @@ export function createIngest(core: Core, deps: {
     acceptMessage: acceptor.acceptMessage,
     acceptRaw: acceptor.acceptRaw,
     overQuota: acceptor.overQuota,
+    // Like API mail, these commits wait behind storage batches: the worker keeps its batches short while they arrive.
+    commitSubmissions: (jobs) => thread.submissions(jobs).finally(() => worker.accepted('api')),
     setRawParser(p: RawParser, queued?: QueuedRawParser) { parser = p; queuedParser = queued ?? null; worker.wake(); },
     onForwardsQueued(listener: () => void) { forwardListeners.push(listener); },
   };

@@ -29,10 +29,16 @@ export interface Target {
   forwards: string[];
   /** The recipient address that led here (to_email of the stored copies). */
   address: string;
+  /**
+   * Set for the Sent copy of a submission (DECISIONS.md section 13): filed in this folder, read,
+   * without email.received; `outboundRef` names the queued bytes of its external recipients, whose
+   * items then point at the stored copy (email_id).
+   */
+  filed?: { folder: string; outboundRef: number | null };
 }
 
 /** The SMTP envelope kept with raw mail. */
-export type Envelope = Omit<RawDelivery, 'raw' | 'recipients'> & { recipients: string[] };
+export type Envelope = Omit<RawDelivery, 'raw' | 'recipients' | 'filed'> & { recipients: string[] };
 
 /** Size of a message that has no raw form (API mail), as quotas and `size` count it. */
 export function apiMessageSize(m: StoredMessage): number {
@@ -42,12 +48,19 @@ export function apiMessageSize(m: StoredMessage): number {
   return n;
 }
 
-/** The copies of an SMTP delivery, one target per recipient address. */
-export function smtpTargets(recipients: RawDelivery['recipients']): Target[] {
-  return recipients.map((r) => ({
+/** The copies of an SMTP delivery, one target per recipient address, and the filed copy (a Sent copy) if any. */
+export function smtpTargets(recipients: RawDelivery['recipients'], filed?: RawDelivery['filed']): Target[] {
+  const targets: Target[] = recipients.map((r) => ({
     tenantId: r.resolution.tenantId,
     mailboxIds: [...new Set(r.resolution.mailboxIds)],
     forwards: [...new Set(r.resolution.forwards)],
     address: r.address,
   }));
+  if (filed) {
+    targets.push({
+      tenantId: filed.tenantId, mailboxIds: [filed.mailboxId], forwards: [], address: filed.address,
+      filed: { folder: filed.folder, outboundRef: filed.outboundRef },
+    });
+  }
+  return targets;
 }

@@ -2,6 +2,7 @@ import type { MarkerCell } from '../emails/markers.js';
 import type { QueuedHint } from '../webhooks/events.js';
 import type { AcceptJob, AcceptOutcome, StoreInput, StoreResult } from './commits.js';
 import type { MoveInput, MoveResult } from './journal-move.js';
+import type { QueueJob } from '../submission/commit.js';
 
 /** What the storage thread is started with. */
 export interface StorageThreadData {
@@ -15,9 +16,10 @@ export type StorageRequest =
   | { id: number; op: 'accept'; now: number; jobs: AcceptJob[] }
   | { id: number; op: 'store'; now: number; input: StoreInput }
   | { id: number; op: 'move'; now: number; input: MoveInput }
+  | { id: number; op: 'submissions'; now: number; jobs: QueueJob[] }
   | { id: number; op: 'close'; now: number };
 
 /** The thread's answer to a request. */
 export type StorageReply =
-  | { id: number; ok: true; outcomes?: AcceptOutcome[]; stored?: StoreResult; moved?: MoveResult; hints: QueuedHint[] }
+  | { id: number; ok: true; outcomes?: AcceptOutcome[]; stored?: StoreResult; moved?: MoveResult; refs?: Array<number | null>; hints: QueuedHint[] }
   | { id: number; ok: false; error: string };

@@ -8,6 +8,7 @@ import { INGEST_THREAD_OLD_MB } from '../threads/heap-growth.js';
 import type { QueuedHint } from '../webhooks/events.js';
 import type { AcceptJob, AcceptOutcome, StoreInput, StoreResult } from './commits.js';
 import type { MoveInput, MoveResult } from './journal-move.js';
+import type { QueueJob } from '../submission/commit.js';
 import type { StorageReply, StorageRequest, StorageThreadData } from './storage-protocol.js';
 
 /**
@@ -86,6 +87,10 @@ export function createStorageThread(deps: {
     /** Commits a group of accepted messages in one transaction, durable (WAL fsynced) when it resolves; one outcome per job. */
     async accept(jobs: AcceptJob[]): Promise<AcceptOutcome[]> {
       return (await request({ op: 'accept', jobs })).outcomes!;
+    },
+    /** Commits a group of submissions' queue items and daily counts in one durable transaction; the queued bytes' reference of each. */
+    async submissions(jobs: QueueJob[]): Promise<Array<number | null>> {
+      return (await request({ op: 'submissions', jobs })).refs!;
     },
     /** Turns acceptance-journal records into queue rows in one durable transaction. */
     async move(input: MoveInput): Promise<MoveResult> {

@@ -15,6 +15,8 @@ import { acceptGroup, storeBatch } from './commits.js';
 import { moveRecords } from './journal-move.js';
 import type { StorageReply, StorageRequest, StorageThreadData } from './storage-protocol.js';
 import { createIngestStore } from './store.js';
+import { createOutboundStore } from '../outbound/store.js';
+import { commitSubmissions } from '../submission/commit.js';
 
 // Storing queued mail is background work: the thread that answers SMTP and HTTP comes first.
 lowerThreadPriority();
@@ -29,6 +31,7 @@ const store = createIngestStore();
 const emailStore = createEmailStore();
 const markers = createMarkers(clock, (x) => emailStore.maxMarker(x), { cell: markerCell, loaded: true });
 const writer = createEmailWriter({ store: emailStore, markers, clock });
+const outbound = createOutboundStore();
 let hints: QueuedHint[] = [];
 const events = createEventRecorder({ clock, onQueued: (h) => { hints.push(...h); } });
 const port = parentPort!;
@@ -47,6 +50,11 @@ async function handle(req: StorageRequest): Promise<StorageReply> {
       // Durable before the journal lets go of the records (synchronous=NORMAL leaves the WAL unsynced).
       wal.sync();
       return { id: req.id, ok: true, moved, hints: [] };
+    }
+    case 'submissions': {
+      const refs = await db.transaction().execute((trx) => commitSubmissions(trx, outbound, req.jobs, req.now));
+      wal.sync();
+      return { id: req.id, ok: true, refs, hints: [] };
     }
     case 'store': {
       const stored = await db.transaction().execute((trx) => storeBatch(trx, { store, writer, events }, req.input, req.now));

@@ -119,6 +119,11 @@ export function createIngestStore() {
       db.updateTable('mailboxes').set({ used_bytes: sql`max(0, used_bytes + ${delta})` }).where('id', '=', mailboxId).execute(),
 
     /** Queues outbound items (forwards of a stored batch). */
+    /** Points a submission's queue items (by their queued bytes) at its stored Sent copy. */
+    linkSubmission: (db: Db, messageRef: number, emailId: number) =>
+      db.updateTable('outbound').set({ email_id: emailId }).where('message_ref', '=', messageRef).where('kind', '=', 'submission')
+        .where('email_id', 'is', null).execute().then(() => undefined),
+
     insertOutbound: (db: Db, rows: Insertable<OutboundTable>[]) =>
       rows.length ? db.insertInto('outbound').values(rows).execute().then(() => undefined) : Promise.resolve(),
 

@@ -6,6 +6,7 @@
 import type { BlobContent } from './blobs.js';
 import type { EncodedMessage } from './encoded-message.js';
 import type { ImapSummary } from '../imap/summary.js';
+import type { QueueJob } from '../submission/commit.js';
 
 /** One attachment of a normalised message, decoded. */
 export interface InboundAttachment {
@@ -79,6 +80,12 @@ export interface RawDelivery {
   heloName: string;
   tls: boolean;
   receivedAt: number;
+  /**
+   * A copy filed in a folder of the sender's mailbox instead of delivered (submission's Sent copy:
+   * read, no email.received); `outboundRef` is the queued message of its external recipients, whose
+   * items get the stored copy's id. `recipients` may then be empty.
+   */
+  filed?: { tenantId: number; mailboxId: number; address: string; folder: string; outboundRef: number | null };
 }
 
 /** Turns stored raw bytes into a normalised message (mailparser + mailauth). */
@@ -106,6 +113,11 @@ export interface Ingest {
   acceptMessage(tenantId: number, msg: InboundMessage): Promise<void>;
   /** SMTP path: commits the raw bytes and envelope durably and resolves; parsing and storage follow in the worker. */
   acceptRaw(delivery: RawDelivery): Promise<void>;
+  /**
+   * Submission's database part (submission/commit.ts): a group of submissions' queue items and
+   * daily counts, committed durably by the storage thread; the queued bytes' reference of each.
+   */
+  commitSubmissions(jobs: QueueJob[]): Promise<Array<number | null>>;
   /** Registers the parser the worker uses for raw SMTP messages. */
   setRawParser(parser: RawParser, queued?: QueuedRawParser): void;
   /** Registers `listener`, told after a stored batch that queued outbound forwards (committed by then). */

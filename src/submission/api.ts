@@ -4,7 +4,8 @@ import { tooManyRequests, unprocessable } from '../errors.js';
 import type { RecipientResolver } from '../ingest/types.js';
 import { decodeBase64 } from '../ingest/normalize.js';
 import { MAX_ATTACHMENT_BYTES } from '../ingest/schemas.js';
-import { SenderFullError, type SubmissionRecipient, type SubmitMessage } from './deliver.js';
+import type { DailyLedger } from './daily.js';
+import { DailyLimitError, SenderFullError, type SubmissionRecipient, type SubmitMessage } from './deliver.js';
 import type { SendBody } from './schemas.js';
 import { MAX_RECIPIENTS } from './session.js';
 import { DAY_MS, submissionStore, type SenderMailbox } from './store.js';
@@ -36,7 +37,7 @@ async function render(body: SendBody, messageId: string, now: number): Promise<B
  * with sender_allowed (422 otherwise); the Sent copy and the daily count go to that mailbox, or for
  * an alias to the first mailbox of its goto. Rendered, the message takes the submission path.
  */
-export function createSendService(core: Core, deps: { resolve: RecipientResolver; submit: SubmitMessage }) {
+export function createSendService(core: Core, deps: { resolve: RecipientResolver; submit: SubmitMessage; ledger: DailyLedger }) {
   const { db, clock, config } = core;
 
   /** The mailbox that sends as `from`, or null for an alias whose goto holds no mailbox of ours. */
@@ -66,12 +67,9 @@ export function createSendService(core: Core, deps: { resolve: RecipientResolver
         }
       }
       const now = clock.now();
-      if (sender) {
-        const used = await submissionStore.sentRecipients(db, sender.id, now);
-        if (used + recipients.size > config.submissionDailyLimit) {
-          throw tooManyRequests(`daily sending limit of ${config.submissionDailyLimit} recipients reached for ${sender.address}`, DAY_MS / 1000 / 24);
-        }
-      }
+      const overLimit = () => tooManyRequests(`daily sending limit of ${config.submissionDailyLimit} recipients reached for ${sender!.address}`, DAY_MS / 1000 / 24);
+      // Checked before rendering; the submission path reserves the count (against concurrent sends).
+      if (sender && (await deps.ledger.used(sender.id)) + recipients.size > config.submissionDailyLimit) throw overLimit();
       const fromDomain = from.slice(from.lastIndexOf('@') + 1);
       const messageId = `<${randomUUID()}@${fromDomain}>`;
       const raw = await render(body, messageId, now);
@@ -81,6 +79,7 @@ export function createSendService(core: Core, deps: { resolve: RecipientResolver
           trace: { remoteAddress: '127.0.0.1', heloName: config.hostname, protocol: 'HTTP', tls: false },
         });
       } catch (err) {
+        if (err instanceof DailyLimitError) throw overLimit();
         if (err instanceof SenderFullError) throw unprocessable(`the mailbox ${sender!.address} is over its quota: no room for the Sent copy`);
         throw err;
       }

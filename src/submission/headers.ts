@@ -28,6 +28,14 @@ export async function fromHeaderAddress(raw: Buffer): Promise<{ address: string 
   if (froms.length !== 1) return { problem: froms.length === 0 ? 'the message has no From: header' : 'the message has more than one From: header' };
   const value = unfold(froms[0].line.slice(froms[0].line.indexOf(':') + 1));
   const plain = flatten(addressparser(value) as Array<{ address?: string; group?: unknown[] }>);
+  // Plain ASCII without encoded words reads the same both ways (mailparser runs the same
+  // addressparser and only decodes RFC 2047 words and 8-bit text): the second reading, a full
+  // mailparser run costing more than the rest of the checks together, is only needed otherwise.
+  if (!value.includes('=?') && /^[\x20-\x7e\t]*$/.test(value)) {
+    if (plain.length !== 1) return { problem: 'the From: header must name exactly one address' };
+    const only = plain[0].trim().toLowerCase();
+    return only ? { address: only } : { problem: 'the From: header address is ambiguous' };
+  }
   const parsed = await simpleParser(Buffer.concat([head, Buffer.from('\r\n')]), { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true });
   const from = parsed.from as AddressObject | undefined;
   const decoded = flatten((from?.value ?? []) as Array<EmailAddress & { group?: unknown[] }>);

@@ -1,13 +1,13 @@
 import type { Core } from '../core.js';
 import type { Emails } from '../emails/index.js';
 import type { FolderMessages } from '../emails/folder-messages.js';
-import { createMailstore } from '../imap/mailstore.js';
 import type { RecipientResolver } from '../ingest/types.js';
 import { createLockout } from '../mailboxes/lockout.js';
 import { createMailboxLogins } from '../mailboxes/logins.js';
 import type { Outbound } from '../outbound/index.js';
 import type { CertificateSource } from '../tls/index.js';
 import { createSendService } from './api.js';
+import { createDailyLedger } from './daily.js';
 import { createSubmissionPath } from './deliver.js';
 import { submissionRoutes } from './routes.js';
 import { createSubmissionListener, SUBMISSION_LIMITS, type SubmissionLimits, type SubmissionListener } from './server.js';
@@ -32,16 +32,14 @@ export function installSubmission(core: Core, deps: {
   const logins = createMailboxLogins({ db });
   // The lock-out lives in the database, so this instance and IMAP's count the same failures.
   const lockout = createLockout({ db, clock });
-  // APPEND's parsing of a message into the fields the REST face shows, for the Sent copy.
-  const mailstore = createMailstore({ messages: deps.folders, files: deps.emails.files, logins, lockout, hostname: config.hostname });
+  const ledger = createDailyLedger({ db, clock, limit: () => config.submissionDailyLimit });
   const submit = createSubmissionPath(core, {
-    ingest: deps.emails.ingest, folders: deps.folders, outbound: deps.outbound.store, wakeOutbound: () => deps.outbound.worker.wake(),
-    parseForSent: (raw, flags, at) => mailstore.parseAppend(raw, flags, at),
+    ingest: deps.emails.ingest, outbound: deps.outbound.store, ledger, wakeOutbound: () => deps.outbound.worker.wake(),
   });
-  const send = createSendService(core, { resolve: deps.resolve, submit });
+  const send = createSendService(core, { resolve: deps.resolve, submit, ledger });
   submissionRoutes({ registry: core.registry, send });
 
-  const handlers = createSubmissionHandlers(core, { logins, lockout, resolve: deps.resolve, submit });
+  const handlers = createSubmissionHandlers(core, { logins, lockout, resolve: deps.resolve, submit, ledger });
   const limits = { ...SUBMISSION_LIMITS, ...deps.limits };
   const listener = (port: number | null, implicitTls: boolean): SubmissionListener | null => port === null ? null : createSubmissionListener({
     host: config.smtpHost, port, implicitTls, hostname: config.hostname, tls: deps.tls, logger, limits, handlers,

@@ -48,21 +48,17 @@ export const submissionStore = {
     return first ? { id: first.id, tenantId: first.tenant_id, address: first.address } : undefined;
   },
 
-  /** The id of the message with `uid` in a folder of a mailbox (the Sent copy an outbound item came from). */
-  emailIdAt: (db: Db, mailboxId: number, folder: string, uid: number) =>
-    db.selectFrom('emails').select('id').where('mailbox_id', '=', mailboxId).where('folder', '=', folder).where('uid', '=', uid)
-      .executeTakeFirst().then((r) => r?.id ?? null),
+  /** The mailbox's counted submissions of the 24 hours before `now`, oldest first (the daily ledger's start). */
+  recentSends: (db: Db, mailboxId: number, now: number) =>
+    db.selectFrom('submission_sends').select(['at', 'recipients']).where('mailbox_id', '=', mailboxId).where('at', '>', now - DAY_MS)
+      .orderBy('at').orderBy('id').execute(),
 
-  /** Recipients the mailbox sent to in the 24 hours before `now`. */
-  sentRecipients: (db: Db, mailboxId: number, now: number) =>
-    db.selectFrom('submission_sends').select((eb) => eb.fn.sum<number>('recipients').as('n'))
-      .where('mailbox_id', '=', mailboxId).where('at', '>', now - DAY_MS).executeTakeFirst()
-      .then((r) => Number(r?.n ?? 0)),
-
-  /** Counts a submission's recipients, and forgets counts too old to matter. */
-  async recordSend(db: Db, mailboxId: number, recipients: number, now: number): Promise<void> {
-    await db.insertInto('submission_sends').values({ mailbox_id: mailboxId, recipients, at: now }).execute();
-    await db.deleteFrom('submission_sends').where('mailbox_id', '=', mailboxId).where('at', '<=', now - DAY_MS).execute();
+  /** Counts submissions' recipients (one statement), and forgets their mailboxes' counts too old to matter. */
+  async recordSends(db: Db, sends: Array<{ mailbox_id: number; recipients: number; at: number }>, now: number): Promise<void> {
+    if (sends.length === 0) return;
+    await db.insertInto('submission_sends').values(sends).execute();
+    const boxes = [...new Set(sends.map((s) => s.mailbox_id))];
+    await db.deleteFrom('submission_sends').where('mailbox_id', 'in', boxes).where('at', '<=', now - DAY_MS).execute();
   },
 };
 export type SubmissionStore = typeof submissionStore;

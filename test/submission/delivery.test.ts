@@ -41,7 +41,7 @@ test('one submission: the external copy leaves through the queue with one DKIM s
   const ours = verdict.dkim.results.find((x: any) => x.signingDomain === ALIAS_DOMAIN);
   t.is(ours?.status.result, 'pass', JSON.stringify(verdict.dkim.results));
 
-  const [item] = await waitForItems(app, key, (items) => items.length === 1 && items[0].status === 'sent', 'the submission item sent');
+  const [item] = await waitForItems(app, key, (items) => items.length === 1 && items[0].status === 'sent' && items[0].email_id !== null, 'the submission item sent, pointing at the stored Sent copy');
   t.like(item, { kind: 'submission', mail_from: SENDER, rcpt_to: DEST, status: 'sent' });
   const copy = await app.get(`/v1/emails/${item.email_id}`, key);
   t.is(copy.status, 200, 'email_id names the Sent copy');

@@ -72,3 +72,18 @@ test('a sender whose mailbox has no room for the Sent copy is refused (552 5.2.2
   t.regex(api.body.reason, /quota/);
   t.is((await app.app.db.selectFrom('outbound').select('id').execute()).length, 0);
 });
+
+test('concurrent sends of one mailbox never pass the daily limit together: the count is reserved at once, the rest get 429 or 450', async (t) => {
+  const { app, box } = await submissionApp(t, { env: { MAILSTEAD_SUBMISSION_DAILY_LIMIT: '5' } });
+  const api = Array.from({ length: 4 }, (_, i) => app.post('/v1/mail/send', box.key, { from: box.address, to: [`a${i}@elsewhere.test`, `b${i}@elsewhere.test`], subject: `race ${i}`, text: 'x' }));
+  const smtp = Array.from({ length: 2 }, (_, i) => submit(app, 'implicit', box.address, { from: box.address, to: [`c${i}@elsewhere.test`, `d${i}@elsewhere.test`] }, rawMessage({ from: box.address, to: `c${i}@elsewhere.test`, subject: `race smtp ${i}` })));
+  const [answers, sent] = await Promise.all([Promise.all(api), Promise.all(smtp)]);
+  for (const a of answers) t.true(a.status === 200 || a.status === 429, JSON.stringify(a.body));
+  for (const s of sent) if (!s.ok) t.regex(s.err.response ?? '', /^450 4\.7\.1 /);
+  const accepted = answers.filter((a) => a.status === 200).length + sent.filter((s) => s.ok && s.info.accepted.length === 2).length;
+  const partial = sent.filter((s) => s.ok && s.info.accepted.length === 1).length;
+  const queued = await app.app.db.selectFrom('outbound').select('rcpt_to').where('kind', '=', 'submission').execute();
+  t.true(queued.length <= 5, `${queued.length} recipients queued against a limit of 5`);
+  t.is(queued.length, accepted * 2 + partial);
+  t.true(accepted >= 2, 'two messages of two fit');
+});

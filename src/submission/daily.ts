@@ -1,0 +1,74 @@
+import type { Clock } from '../clock.js';
+import type { Db } from '../db/connection.js';
+import { DAY_MS, submissionStore } from './store.js';
+
+/** One counted submission: when, and how many recipients. */
+interface Send {
+  at: number;
+  recipients: number;
+}
+
+/**
+ * The rolling daily limit (DECISIONS.md section 13) counted in memory: each mailbox's sends of the
+ * last 24 hours are read from submission_sends once, then every submission of this process is
+ * counted here as it is reserved, before its row commits. RCPT reads the count without a query,
+ * and a reservation is checked and taken in one synchronous step, so concurrent sessions of one
+ * mailbox can never pass the limit together. submission_sends keeps the count across restarts.
+ * (Several nodes sending for one mailbox would each need the database's count: not the case yet.)
+ */
+export function createDailyLedger(deps: { db: Db; clock: Clock; limit: () => number }) {
+  const sends = new Map<number, Send[]>();
+  const loading = new Map<number, Promise<Send[]>>();
+
+  /** The mailbox's sends within the window, read from the database the first time. */
+  async function window(mailboxId: number): Promise<Send[]> {
+    let list = sends.get(mailboxId);
+    if (!list) {
+      let pending = loading.get(mailboxId);
+      if (!pending) {
+        pending = submissionStore.recentSends(deps.db, mailboxId, deps.clock.now());
+        loading.set(mailboxId, pending);
+      }
+      try {
+        const loaded = await pending;
+        // A concurrent caller may have installed the list (and reserved in it) meanwhile.
+        list = sends.get(mailboxId) ?? loaded;
+        sends.set(mailboxId, list);
+      } finally {
+        loading.delete(mailboxId);
+      }
+    }
+    const cutoff = deps.clock.now() - DAY_MS;
+    let old = 0;
+    while (old < list.length && list[old].at <= cutoff) old++;
+    if (old > 0) list.splice(0, old);
+    return list;
+  }
+
+  const total = (list: Send[]) => list.reduce((n, s) => n + s.recipients, 0);
+
+  return {
+    /** Recipients counted for the mailbox in the last 24 hours, reservations included. */
+    async used(mailboxId: number): Promise<number> {
+      return total(await window(mailboxId));
+    },
+
+    /**
+     * Counts `recipients` for the mailbox now, unless that would pass the limit (then false). The
+     * answer's `release` takes the reservation back (the submission failed before its commit).
+     */
+    async reserve(mailboxId: number, recipients: number): Promise<{ release(): void } | null> {
+      const list = await window(mailboxId);
+      if (total(list) + recipients > deps.limit()) return null;
+      const send: Send = { at: deps.clock.now(), recipients };
+      list.push(send);
+      return {
+        release() {
+          const i = list.indexOf(send);
+          if (i >= 0) list.splice(i, 1);
+        },
+      };
+    },
+  };
+}
+export type DailyLedger = ReturnType<typeof createDailyLedger>;
