@@ -33,7 +33,9 @@ test('an idle session is closed with 421 after the idle timeout', async (t) => {
 });
 
 test('a DATA phase that trickles past the DATA timeout is cut with 421 and nothing is kept', async (t) => {
-  const { app, key, port } = await shortListener(t);
+  // The idle timeout stays well above the trickle's 200 ms, so a loaded host's late timers cannot
+  // make it the idle timeout that cuts the session instead of the DATA one.
+  const { app, key, port } = await shortListener(t, { idleTimeoutMs: 2_000, dataTimeoutMs: 4_000, closeGraceMs: 500 });
   const s = await rawSession(port);
   t.teardown(() => s.close());
   await s.command('EHLO client.example');
@@ -48,7 +50,7 @@ test('a DATA phase that trickles past the DATA timeout is cut with 421 and nothi
   t.teardown(() => clearInterval(trickle));
   t.regex(await replied, /^421 4\.4\.2 /);
   clearInterval(trickle);
-  t.true(Date.now() - started >= 1_000);
+  t.true(Date.now() - started >= 3_000);
   await new Promise((r) => setTimeout(r, 300));
   t.deepEqual(readdirSync(join(app.dataDir, 'tmp')).filter((f) => f.startsWith('smtp-')), [], 'the partial spool file is removed');
   t.deepEqual(await listAll(app, key), []);
