@@ -26,6 +26,7 @@ import { benchEnv, cli, processCpuMs, ROOT, serverArgs, startEnv } from './email
 import { instanceCpuMs, startPostfixForwarder } from './postfix-forwarder.js';
 import { startMxDns } from './mx-dns.js';
 import { LeanSmtpClient } from './smtp-client.js';
+import { benchApi } from './bench-api.js';
 
 const { values } = parseArgs({ options: { seconds: { type: 'string' }, warmup: { type: 'string' }, connections: { type: 'string' }, mailstead: { type: 'string' }, postfix: { type: 'string' }, main: { type: 'string' } } });
 const SECONDS = Number(values.seconds ?? 10);
@@ -151,19 +152,7 @@ async function mailstead(sink: Sink, dns: string) {
     });
     await cli(dataDir, ['tenant', 'create', 'bench', '--plan', 'active']);
     const key = await cli(dataDir, ['key', 'create', '--tenant', 'bench', '--perms', 'read,write']);
-    const call = async (method: string, path: string, body?: unknown) => {
-      const res = await fetch(`http://127.0.0.1:${ports.http}/api${path}`, { method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined });
-      return (await res.json()) as any;
-    };
-    const task = async (poll: string, started: { task_id: number }) => {
-      const deadline = Date.now() + 60_000;
-      for (;;) {
-        const r = await call('GET', `${poll}?task_id=${started.task_id}`);
-        if (!['queued', 'running'].includes(r.status)) { if (r.status !== 'completed') throw new Error(`${poll}: ${JSON.stringify(r)}`); return; }
-        if (Date.now() > deadline) throw new Error(`${poll}: deadline`);
-        await new Promise((res) => setTimeout(res, 20));
-      }
-    };
+    const { call, task } = benchApi(ports.http, key);
     await task('/v1/get/domain', await call('POST', '/v1/create/domain', { Domain: ALIAS_DOMAIN }));
     await task('/v1/get/alias', await call('POST', '/v1/create/alias', { Domain: ALIAS_DOMAIN, Params: { address: ALIAS, goto: [GOTO] } }));
     const result = await measure('mailstead', ports.smtp, sink, () => processCpuMs(child.pid!)?.total ?? null);
