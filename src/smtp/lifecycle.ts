@@ -14,7 +14,7 @@ export function listenSmtp(server: SMTPServer, port: number, host: string): Prom
 
 /**
  * The graceful stop both SMTP faces share: stop accepting, let messages being committed finish
- * (`drained`), then tell every open session 421 and give them a second to go.
+ * (`drained`), then tell every open SMTP connection 421 and give it a second to go.
  */
 export async function drainSmtp(server: SMTPServer, drained: () => Promise<void>): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
