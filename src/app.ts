@@ -90,7 +90,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const registry = createRouteRegistry({ tenants, config, clock, durable: database.durable });
   const metrics = createMetrics();
   registerCertificateMetrics(metrics.registry, tls, acmeTest?.clock ?? clock);
-  const core: Core = { config, clock, logger, db, dialect: database.dialect, queue, cron, registry, tenants, metrics, durable: database.durable, changes: database.changes };
+  const core: Core = { config, clock, logger, db, dialect: database.dialect, session: database.dialect === 'postgres' ? database.session : null, queue, cron, registry, tenants, metrics, durable: database.durable, changes: database.changes };
 
   // Capabilities, in dependency order; each install returns what later ones build on.
   const domains = installDomains(core);

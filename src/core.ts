@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import type { Cron } from './cron.js';
 import type { Db } from './db/connection.js';
 import type { Dialect } from './db/dialect.js';
+import type { NodeSession } from './db/pg-session.js';
 import type { RouteRegistry } from './http/registry.js';
 import type { Logger } from './logger.js';
 import type { Metrics } from './metrics.js';
@@ -17,6 +18,11 @@ export interface Core {
   db: Db;
   /** The database under `db`: SQLite (the default) or PostgreSQL (MAILSTEAD_DATABASE_URL). */
   dialect: Dialect;
+  /**
+   * This node's own PostgreSQL connection (LISTEN/NOTIFY, session advisory locks that mark work as
+   * a live node's: db/pg-session.ts); null on SQLite, where one process does all the work.
+   */
+  session: NodeSession | null;
   queue: TaskQueue;
   cron: Cron;
   registry: RouteRegistry;

@@ -96,18 +96,27 @@ function nameKey(name: string): number {
 }
 
 /**
- * Runs `fn` unless another node is running the job of that name: a session advisory lock on the
- * node's own connection, tried and not waited for (the node that holds it does this tick's work;
- * a node that dies mid-job releases it with its connection). Resolves `skipped` when it did not run.
+ * Runs `fn` unless another node runs the job of that name: the first node to take a session
+ * advisory lock on the job's name on its own connection keeps it for as long as it lives, and does
+ * the job at each of its ticks; every other node, ticking at about the same moment, finds the lock
+ * taken and leaves the tick alone. Releasing the lock after each run would let a node whose clock
+ * ticks a few milliseconds later run the same tick again once the first finished. PostgreSQL drops
+ * the lock with the connection of a node that dies (or loses its connection), and then the next
+ * node to tick takes the job over. One statement: whether this connection holds the lock already
+ * (pg_locks, so a reconnect that lost it is noticed), else a try that does not wait.
+ * Resolves `skipped` when it did not run here.
  */
 export async function runAlone(session: NodeSession, name: string, fn: () => unknown): Promise<'ran' | 'skipped'> {
-  const key = nameKey(name);
-  const { rows } = await session.query<{ got: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS got', [CRON_LOCK_CLASS, key]);
+  const { rows } = await session.query<{ got: boolean }>(`
+    SELECT CASE WHEN EXISTS (
+      SELECT 1 FROM pg_locks WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND granted
+        AND classid = ($1::int4)::oid AND objid = ($2::int4)::oid AND objsubid = 2
+    ) THEN true ELSE pg_try_advisory_lock($1::int4, $2::int4) END AS got`, [CRON_LOCK_CLASS, nameKey(name)]);
   if (!rows[0]!.got) return 'skipped';
-  try {
-    await fn();
-    return 'ran';
-  } finally {
-    await session.query('SELECT pg_advisory_unlock($1, $2)', [CRON_LOCK_CLASS, key]);
-  }
+  await fn();
+  return 'ran';
 }
+
+/** Advisory lock keys of row ids: the two-key form takes int4 keys (ids wrap past 2^31 - 1). */
+export const lockKey = (id: number): number => id % 2_147_483_647;
+export const lockKeys = (ids: readonly number[]): number[] => ids.map(lockKey);

@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import type { Logger } from '../logger.js';
+import type { DeliveryClaims } from './claims.js';
 import type { ClaimedDelivery, DeliveryStore } from './delivery-store.js';
 import type { QueuedHint } from './events.js';
 import { applyOutcomes, type Outcome } from './outcomes.js';
@@ -41,10 +42,12 @@ export const PER_WEBHOOK_CONCURRENCY = 32;
  */
 export function createDeliveryEngine(deps: {
   db: Db; clock: Clock; logger: Logger; store: WebhookStore; deliveries: DeliveryStore; sender: Sender; options?: EngineOptions;
+  /** Ties `sending` deliveries to this node (claims.ts): many nodes on PostgreSQL recover only a dead node's. */
+  claims: DeliveryClaims;
   /** Counts each finished attempt by its verdict (metrics). */
   onAttempt?: (verdict: Verdict | 'aborted') => void;
 }) {
-  const { db, clock, logger, store, deliveries, sender } = deps;
+  const { db, clock, logger, store, deliveries, sender, claims } = deps;
   const maxInFlight = deps.options?.maxInFlight ?? 512;
   const perWebhook = deps.options?.perWebhook ?? PER_WEBHOOK_CONCURRENCY;
   const flushDelayMs = deps.options?.flushDelayMs ?? 5;
@@ -115,11 +118,16 @@ export function createDeliveryEngine(deps: {
           if (gone.length > 0) logger.info({ webhook_ids: gone }, 'webhooks answered 410 Gone and were deactivated');
         }
         claimed = await claim(trx, ready.map(([id]) => id), now);
+        // Held before the claim commits, so no other node ever sees these `sending` without an owner.
+        await claims.hold(claimed.map((d) => d.id));
       });
     } catch (err) {
       outcomes = batch.concat(outcomes);
+      await claims.letGo(claimed.map((d) => d.id)).catch(() => undefined); // the claim rolled back
       throw err;
     }
+    // Their outcomes are committed: they are no longer this node's to send.
+    await claims.letGo(batch.map((o) => o.delivery.id));
     for (const d of claimed) dispatch(d, now);
   }
 
@@ -202,9 +210,16 @@ export function createDeliveryEngine(deps: {
 
     resync,
 
-    /** Returns deliveries a crash left `sending` to the queue, learns what is due, and starts sending. */
+    /** Queues again the deliveries a node that is gone left `sending` (many nodes; nothing for one), then looks for due work. */
+    async recoverOrphans(): Promise<number> {
+      const recovered = await claims.recover(false);
+      if (recovered > 0) logger.info({ recovered }, 'webhook deliveries of a node that is gone were queued again');
+      return recovered;
+    },
+
+    /** Returns deliveries a crash left `sending` to the queue (on PostgreSQL: those no live node holds), learns what is due, and starts sending. */
     async start(): Promise<void> {
-      const recovered = await deliveries.recoverSending(db);
+      const recovered = await claims.recover(true);
       if (recovered > 0) logger.info({ recovered }, 'webhook deliveries left in flight were queued again');
       await resync();
       started = true;

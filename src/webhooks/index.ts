@@ -1,5 +1,6 @@
 import { Counter } from 'prom-client';
 import type { Core } from '../core.js';
+import { postgresDeliveryClaims, sqliteDeliveryClaims } from './claims.js';
 import { createDeliveryStore } from './delivery-store.js';
 import { createDeliveryEngine, PER_WEBHOOK_CONCURRENCY, type EngineOptions } from './engine.js';
 import { createEventRecorder } from './events.js';
@@ -32,8 +33,9 @@ export function installWebhooks(core: Core, opts: WebhookOptions = {}) {
     name: 'mailstead_webhook_attempts_total', help: 'Webhook delivery attempts by verdict (delivered, retry, gone, aborted)',
     labelNames: ['verdict'] as const, registers: [core.metrics.registry],
   });
+  const claims = core.session ? postgresDeliveryClaims(core.db, core.session) : sqliteDeliveryClaims(core.db, deliveries);
   const engine = createDeliveryEngine({
-    db: core.db, clock: core.clock, logger: core.logger.child({ component: 'webhooks' }), store, deliveries, sender,
+    db: core.db, clock: core.clock, logger: core.logger.child({ component: 'webhooks' }), store, deliveries, sender, claims,
     options: { ...opts.engine, perWebhook }, onAttempt: (verdict) => attempts.inc({ verdict }),
   });
   const events = createEventRecorder({ clock: core.clock, store, onQueued: (hints) => engine.notify(hints) });

@@ -15,8 +15,9 @@ const PRUNE_ROUNDS = 20;
 
 /**
  * The cron jobs of webhooks. `webhooks.sweep` (every minute) deactivates webhooks whose attempts
- * have all failed for 5 days, cancelling their queued deliveries, and re-reads what is due from
- * SQLite so the engine's hints can never strand a row. `webhooks.prune` (hourly) drops finished
+ * have all failed for 5 days, cancelling their queued deliveries, queues again the deliveries a
+ * node that died left `sending` (many nodes on PostgreSQL), and re-reads what is due from the
+ * database so the engine's hints can never strand a row (nor miss one another node queued). `webhooks.prune` (hourly) drops finished
  * deliveries past the retention, in bounded batches.
  */
 export function webhookJobs(deps: { db: Db; clock: Clock; logger: Logger; store: WebhookStore; deliveries: DeliveryStore; engine: DeliveryEngine }): CronJob[] {
@@ -33,6 +34,7 @@ export function webhookJobs(deps: { db: Db; clock: Clock; logger: Logger; store:
           return found;
         });
         if (ids.length > 0) logger.info({ webhook_ids: ids }, 'webhooks failing for 5 days were deactivated');
+        await engine.recoverOrphans();
         await engine.resync();
         engine.wake();
       },

@@ -7,6 +7,7 @@ import { migrations } from '../../src/db/migrations/index.js';
 import { openPostgresDatabase } from '../../src/db/postgres.js';
 import { runAlone } from '../../src/db/pg-session.js';
 import { postgresClaims } from '../../src/tasks/claims.js';
+import { postgresDeliveryClaims } from '../../src/webhooks/claims.js';
 import { createDeliveryStore } from '../../src/webhooks/delivery-store.js';
 import { startTestApp, tempDir } from '../helpers/app.js';
 import { freshPostgresDatabase } from '../helpers/pg.js';
@@ -131,7 +132,43 @@ test('webhook deliveries: a node claiming skips the rows another node is claimin
   t.deepEqual(fromA.filter((id) => fromB.includes(id)), []);
 });
 
-test('a cron job runs on one node at a time (advisory lock), and on another once the first is done', async (t) => {
+test('webhook deliveries left sending go back to the queue only once the node that claimed them is gone', async (t) => {
+  const url = await freshPostgresDatabase(t);
+  const [a, b] = [await openPostgresDatabase(url), await openPostgresDatabase(url)];
+  t.teardown(async () => { await a.close(); await b.close(); });
+  const now = Date.now();
+  const tenant = await a.db.insertInto('tenants').values({ name: 'hooks', plan_active: 1, is_admin: 0, created_at: now }).returning('id').executeTakeFirstOrThrow();
+  const hook = await a.db.insertInto('webhooks').values({ tenant_id: tenant.id, url: 'https://hooks.example/in', event_mask: 1, is_active: 1, secret: 's', created_at: now, updated_at: now } as never)
+    .returning('id').executeTakeFirstOrThrow();
+  for (let i = 0; i < 4; i++) {
+    await a.db.insertInto('webhook_deliveries').values({ webhook_id: hook.id, event_id: i, event_type: 'email.received', email_id: i, mailbox_id: 1, event_at: now, next_attempt_at: now, created_at: now } as never).execute();
+  }
+  const deliveries = createDeliveryStore();
+  const [claimsA, claimsB] = [postgresDeliveryClaims(a.db, a.session), postgresDeliveryClaims(b.db, b.session)];
+  const take = (node: typeof a, claims: typeof claimsA, n: number) => deliveries.bookkeeping(node.db, async (trx) => {
+    const ids = (await deliveries.claim(trx, await deliveries.dueFor(trx, hook.id, now, n))).map((d) => d.id);
+    await claims.hold(ids);
+    return ids;
+  });
+  const fromA = await take(a, claimsA, 2);
+  const fromB = await take(b, claimsB, 2);
+  t.is(fromA.length + fromB.length, 4);
+  t.is(await claimsB.recover(false), 0, 'both nodes are alive: nothing goes back');
+  t.is(await claimsA.recover(false), 0, 'not even a node\'s own deliveries under way');
+  await claimsB.letGo(fromB); // B's outcomes were written (here: nothing written, so they stay sending, released)
+  await a.session.close(); // node A dies: PostgreSQL drops its session locks
+  // The backend of A's connection ends a moment after the connection closes: look again, bounded.
+  let back = 0;
+  for (let i = 0; i < 100 && back < 4; i++) {
+    back += await claimsB.recover(false);
+    if (back < 4) await new Promise((r) => setTimeout(r, 50));
+  }
+  t.is(back, 4, 'A\'s deliveries, and B\'s no longer held, go back');
+  const statuses = await a.db.selectFrom('webhook_deliveries').select('status').execute();
+  t.deepEqual(statuses.map((r) => r.status), ['queued', 'queued', 'queued', 'queued']);
+});
+
+test('a cron job runs on one node: the first to take it keeps it while it lives, another takes over once it is gone', async (t) => {
   const url = await freshPostgresDatabase(t);
   const [a, b] = [await openPostgresDatabase(url), await openPostgresDatabase(url)];
   t.teardown(async () => { await a.close(); await b.close(); });
@@ -145,6 +182,9 @@ test('a cron job runs on one node at a time (advisory lock), and on another once
   t.is(await runAlone(b.session, 'webhooks.sweep', () => undefined), 'ran', 'another job is not held up');
   finish();
   t.is(await onA, 'ran');
+  t.is(await runAlone(b.session, 'tasks.prune', () => t.fail('ran on a second node in the same tick')), 'skipped', 'a later tick of B is still A\'s');
+  t.is(await runAlone(a.session, 'tasks.prune', () => undefined), 'ran', 'A runs its next tick');
+  await a.session.close(); // node A dies: PostgreSQL drops its session locks
   t.is(await runAlone(b.session, 'tasks.prune', () => undefined), 'ran');
 });
 
