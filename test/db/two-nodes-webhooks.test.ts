@@ -1,0 +1,87 @@
+import test from 'ava';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Cluster } from '../helpers/nodes.js';
+import { eventually, sharedDatabase } from '../helpers/nodes.js';
+
+// Two server processes on one PostgreSQL database (DECISIONS.md section 17): webhook deliveries.
+
+const NODE_ENV = { MAILSTEAD_WEBHOOK_ALLOW_PRIVATE: 'true' };
+
+/**
+ * A real HTTP receiver on 127.0.0.1 that counts the POSTs of each delivery (X-Webhook-Id). While
+ * `holding`, it keeps requests waiting without an answer; otherwise it answers 200 at once.
+ */
+async function receiver(t: { teardown(fn: () => unknown): void }) {
+  const seen = new Map<string, number>();
+  const held: ServerResponse[] = [];
+  const state = { holding: false };
+  const server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    req.resume();
+    req.on('end', () => {
+      const id = String(req.headers['x-webhook-id']);
+      seen.set(id, (seen.get(id) ?? 0) + 1);
+      if (state.holding) held.push(res); else res.end('ok');
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => new Promise<void>((r) => { server.closeAllConnections(); server.close(() => r()); }));
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, seen, state, total: () => [...seen.values()].reduce((a, b) => a + b, 0) };
+}
+
+/** A webhook of a new tenant and `count` deliveries due now, written as the event recorder writes them. */
+async function plantDeliveries(cluster: Cluster, url: string, count: number): Promise<number[]> {
+  const { db } = cluster.admin;
+  const now = Date.now();
+  const tenant = await db.insertInto('tenants').values({ name: `hooks${process.pid}${now}`, plan_active: 1, is_admin: 0, created_at: now }).returning('id').executeTakeFirstOrThrow();
+  const hook = await db.insertInto('webhooks').values({ tenant_id: tenant.id, url, event_mask: 1, is_active: 1, secret: 'ab'.repeat(32), created_at: now, updated_at: now } as never)
+    .returning('id').executeTakeFirstOrThrow();
+  const rows = Array.from({ length: count }, (_, i) => ({
+    webhook_id: hook.id, event_id: i + 1, event_type: 'email.received', email_id: i + 1, mailbox_id: 1, event_at: now, status: 'queued', next_attempt_at: now, created_at: now,
+  }));
+  const ids = await db.insertInto('webhook_deliveries').values(rows as never).returning('id').execute();
+  return ids.map((r) => r.id);
+}
+
+const statuses = async (cluster: Cluster) =>
+  (await cluster.admin.db.selectFrom('webhook_deliveries').select(['status', 'attempts']).orderBy('id').execute());
+
+test.serial('deliveries due when two nodes start are each sent once, though both claim', async (t) => {
+  t.timeout(180_000);
+  const cluster = await sharedDatabase(t);
+  const hook = await receiver(t);
+  const ids = await plantDeliveries(cluster, hook.url, 200);
+  // Both engines learn at start that these are due, and claim at once.
+  await Promise.all([cluster.startNode('a', NODE_ENV), cluster.startNode('b', NODE_ENV)]);
+  await eventually('every delivery delivered', async () => ((await statuses(cluster)).every((r) => r.status === 'delivered') ? true : undefined), 60_000);
+  t.is(hook.seen.size, ids.length);
+  t.deepEqual([...new Set(hook.seen.values())], [1], 'each delivery POSTed once');
+  t.deepEqual([...new Set((await statuses(cluster)).map((r) => r.attempts))], [1]);
+  const attempts = await cluster.admin.db.selectFrom('webhook_attempts').select('delivery_id').execute();
+  t.is(attempts.length, ids.length, 'one attempt logged per delivery');
+});
+
+test.serial('deliveries a live node is sending stay its own; those of a SIGKILLed node go back to the queue and the other node sends them', async (t) => {
+  t.timeout(240_000);
+  const cluster = await sharedDatabase(t);
+  const hook = await receiver(t);
+  hook.state.holding = true;
+  const ids = await plantDeliveries(cluster, hook.url, 5);
+  const a = await cluster.startNode('a', NODE_ENV);
+  await eventually('A sends all five (held by the receiver)', async () => (hook.seen.size === ids.length ? true : undefined), 60_000);
+  t.deepEqual((await statuses(cluster)).map((r) => r.status), ids.map(() => 'sending'));
+
+  // B starts while A's requests are under way (the sender waits 15 s for an answer): its start-up
+  // recovery must leave them alone, so nothing is sent twice.
+  const b = await cluster.startNode('b', NODE_ENV);
+  await new Promise((r) => setTimeout(r, 500));
+  t.deepEqual((await statuses(cluster)).map((r) => r.status), ids.map(() => 'sending'), 'a live node\'s deliveries are not taken back');
+  t.is(hook.total(), ids.length, 'nothing re-sent while A lives');
+
+  await a.kill();
+  hook.state.holding = false;
+  // webhooks.sweep (every minute, on one node: B, once A and its locks are gone) puts them back; B sends them.
+  await eventually('B delivers them', async () => ((await statuses(cluster)).every((r) => r.status === 'delivered') ? true : undefined), 150_000, 200);
+  t.deepEqual([...hook.seen.values()], ids.map(() => 2), 'each sent by A (no answer: A died) and once more by B');
+  t.regex(b.output(), /webhook deliveries of a node that is gone were queued again/);
+});
