@@ -11,7 +11,7 @@ export interface CronJob {
 
 /**
  * Runs a job's work, or leaves it to another node (many nodes on PostgreSQL: one runs each tick,
- * see db/pg-session.ts runAlone). The default runs it here.
+ * see db/pg-session.ts runAlone) and resolves `skipped`. The default runs it here.
  */
 export type CronExclusion = (name: string, run: () => unknown) => Promise<unknown>;
 
@@ -22,7 +22,8 @@ export function createCron(logger: Logger, exclusive: CronExclusion = async (_na
 
   async function runJob(job: CronJob) {
     try {
-      await exclusive(job.name, () => job.run());
+      const outcome = await exclusive(job.name, () => job.run());
+      logger.debug({ job: job.name, outcome: outcome === 'skipped' ? 'skipped' : 'ran' }, 'cron tick');
     } catch (err) {
       logger.error({ err, job: job.name }, 'cron job failed');
     }
