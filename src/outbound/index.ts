@@ -7,6 +7,7 @@ import { createIngestStore } from '../ingest/store.js';
 import type { Ingest, RecipientResolver } from '../ingest/types.js';
 import { cachedLookup, createPromiseResolver } from '../smtp/dns.js';
 import { srsBounceResolver } from './bounces.js';
+import { postgresOutboundClaims, sqliteOutboundClaims } from './claims.js';
 import { cachingResolver } from './dns-cache.js';
 import { createMtaSts } from './mta-sts.js';
 import { createSessionPool } from './pool.js';
@@ -96,8 +97,11 @@ export function installOutbound(core: Core, deps: { srs: Srs; ingest: Ingest; re
       for (const s of ['queued', 'sent', 'failed'] as const) this.set({ status: s }, counts.get(s) ?? 0);
     },
   });
+  // The worker is made below; SQLite's wake-up reaches it through this late binding.
+  const wakeHere = () => worker.wake();
+  const claims = core.session ? postgresOutboundClaims(core.session) : sqliteOutboundClaims(db, store, wakeHere);
   const worker = createOutboundWorker({
-    db, store, clock, logger, hostname: config.hostname,
+    db, store, clock, logger, hostname: config.hostname, claims,
     policy: { schedule: config.outboundRetrySchedule, maxAgeSeconds: config.outboundMaxAgeSeconds },
     prepare: createPreparer({ db, store, blobs: createBlobStore(config.dataDir, () => clock.now()), srs: deps.srs, clock, logger, hostname: config.hostname,
       lookup: cachedLookup((name, rrtype) => resolver.resolve(name, rrtype) as Promise<string[][] | string[]>, () => clock.now()) }),
@@ -108,7 +112,9 @@ export function installOutbound(core: Core, deps: { srs: Srs; ingest: Ingest; re
     pollMs: t.pollMs ?? POLL_MS, concurrency: CONCURRENCY,
   });
   deps.ingest.onForwardsQueued(() => worker.wake());
-  const service = createOutboundService({ db, store, now: () => clock.now(), wake: () => worker.wake() });
+  // A retry through the API wakes this node's worker and, on PostgreSQL, every other node's (NOTIFY).
+  const wakeAll = () => { worker.wake(); claims.wakeAll().catch((err) => logger.warn({ err }, 'waking the other nodes failed')); };
+  const service = createOutboundService({ db, store, now: () => clock.now(), wake: wakeAll });
   outboundRoutes({ registry: core.registry, outbound: service });
   const prune = outboundPruneJob({ db, store, ingestStore: createIngestStore(), clock, logger });
   core.cron.add(prune);

@@ -1,6 +1,6 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../db/connection.js';
-import { jsonList } from '../db/json-list.js';
+import { listOf } from '../db/json-list.js';
 import type { OutboundStatus, OutboundTable } from './tables.js';
 
 /** An item as the queue keeps it. */
@@ -44,7 +44,7 @@ export function createOutboundStore() {
     /** Queued items due at `now`, oldest due first, skipping those already being delivered. */
     due: (db: Db, now: number, limit: number, busy: number[]) =>
       db.selectFrom('outbound').selectAll().where('status', '=', 'queued').where('next_attempt_at', '<=', now)
-        .$if(busy.length > 0, (q) => q.where('id', 'not in', jsonList(busy)))
+        .$if(busy.length > 0, (q) => q.where('id', 'not in', listOf(db, busy)))
         .orderBy('next_attempt_at').orderBy('id').limit(limit).execute(),
 
     /** When the next queued item is due, or null when nothing is queued. */
@@ -55,7 +55,7 @@ export function createOutboundStore() {
     /** Records a delivery. */
     markSent: (db: Db, ids: number[], response: string, now: number) =>
       db.updateTable('outbound').set({ status: 'sent', attempts: sql`attempts + 1`, next_attempt_at: null, last_response: response, updated_at: now })
-        .where('id', 'in', jsonList(ids)).execute(),
+        .where('id', 'in', listOf(db, ids)).execute(),
 
     /** Records a try that will be repeated at `at`. */
     markRetry: (db: Db, id: number, response: string, at: number, now: number) =>
@@ -111,9 +111,9 @@ export function createOutboundStore() {
 
     /** Removes items, then the message bytes among `refs` that no item names any more. */
     async remove(db: Db, ids: number[], refs: number[]) {
-      if (ids.length) await db.deleteFrom('outbound').where('id', 'in', jsonList(ids)).execute();
+      if (ids.length) await db.deleteFrom('outbound').where('id', 'in', listOf(db, ids)).execute();
       if (refs.length) {
-        await db.deleteFrom('outbound_messages').where('id', 'in', jsonList(refs))
+        await db.deleteFrom('outbound_messages').where('id', 'in', listOf(db, refs))
           .where((eb) => eb.not(eb.exists(eb.selectFrom('outbound').select('id').whereRef('outbound.message_ref', '=', 'outbound_messages.id')))).execute();
       }
     },

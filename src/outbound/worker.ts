@@ -3,6 +3,7 @@ import type { Insertable } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import type { Logger } from '../logger.js';
+import type { OutboundClaims } from './claims.js';
 import { buildDsn } from './dsn.js';
 import { headerSection, statusOf } from './message.js';
 import type { Preparer } from './prepare.js';
@@ -58,7 +59,8 @@ export function groupItems(rows: OutboundRow[]): Group[] {
 
 /**
  * The delivery worker: looks at the queue when woken and at least every `pollMs`, claims due items
- * (in memory: a crash leaves them queued, so they are tried again after a restart), sends each
+ * (claims.ts: in memory on SQLite, where a crash leaves them queued, so they are tried again after
+ * a restart; advisory locks of this node on PostgreSQL, dropped with a dead node), sends each
  * group as one transaction, `concurrency` groups at a time, and commits what came of every
  * recipient: sent; retried later (DECISIONS.md section 12's schedule, counted from this try);
  * failed, with a DSN to the original sender unless that was `<>` or one was already sent.
@@ -67,14 +69,17 @@ export function createOutboundWorker(deps: {
   db: Db; store: OutboundStore; clock: Clock; logger: Logger; policy: RetryPolicy; hostname: string;
   prepare: Preparer; remote: RemoteTransmitter; local: LocalTransmitter; isHosted: (domain: string) => Promise<boolean>;
   onAttempt: (result: AttemptResult) => void; pollMs: number; concurrency: number;
+  /** How due items are taken and senders woken (claims.ts): in memory on SQLite, advisory locks across nodes on PostgreSQL. */
+  claims: OutboundClaims;
 }) {
-  const { db, store, clock, logger } = deps;
+  const { db, store, clock, logger, claims } = deps;
   const busy = new Set<number>();
   const inflight = new Set<Promise<void>>();
   let timer: NodeJS.Timeout | null = null;
   let ticking = false;
   let again = false;
   let stopped = true;
+  let listening = false;
 
   function schedule(ms: number): void {
     if (stopped) return;
@@ -89,13 +94,19 @@ export function createOutboundWorker(deps: {
     try {
       const free = deps.concurrency - inflight.size;
       if (free > 0) {
-        const rows = await store.due(db, clock.now(), CLAIM_LIMIT, [...busy]);
+        const rows = await claims.next(clock.now(), CLAIM_LIMIT, [...busy]);
+        const groups = groupItems(rows);
         // A stop that came while the queue was read starts nothing new (the database is about to close).
-        if (stopped) return;
-        for (const g of groupItems(rows).slice(0, free)) {
+        const start = stopped ? [] : groups.slice(0, free);
+        // Claimed but not started now: others (or the next look) may take them.
+        await claims.release(groups.slice(start.length).flatMap((g) => g.items.map((i) => i.id)));
+        for (const g of start) {
           for (const i of g.items) busy.add(i.id);
           const p: Promise<void> = runGroup(g)
             .catch((err) => deferAfterFault(g, err))
+            // After the outcome is committed (runGroup and deferAfterFault wait for it).
+            .then(() => claims.release(g.items.map((i) => i.id)))
+            .catch((err) => logger.error({ err }, 'releasing outbound items failed'))
             .finally(() => {
               for (const i of g.items) busy.delete(i.id);
               inflight.delete(p);
@@ -103,6 +114,7 @@ export function createOutboundWorker(deps: {
             });
           inflight.add(p);
         }
+        if (stopped) return;
       }
     } catch (err) {
       logger.error({ err }, 'reading the outbound queue failed');
@@ -201,6 +213,10 @@ export function createOutboundWorker(deps: {
     /** Starts looking at the queue. */
     start(): void {
       stopped = false;
+      if (!listening) {
+        listening = true;
+        claims.listen(() => schedule(0)).catch((err) => logger.error({ err }, 'listening for outbound wake-ups failed'));
+      }
       schedule(0);
     },
     /** Looks at the queue now (new or retried items). */
