@@ -4,16 +4,22 @@ const ANY = ['notauth', 'auth', 'selected'] as const;
 
 /**
  * Checks a login against the lock-out first (DECISIONS.md section 13: a locked IP is refused even
- * with the right password), then the mailbox password; a failure is counted for the IP.
+ * with the right password), then the mailbox password. The attempt is counted for the IP before
+ * the check (mailboxes/lockout.ts says why) and forgotten when the login succeeds.
  */
 async function logIn(s: Session, user: string, password: string): Promise<void> {
   const { lockout, logins } = s.store;
-  if (await lockout.locked(s.conn.ip)) throw new ImapNo('too many failed logins from this address; try again later', 'UNAVAILABLE');
-  const login = await logins.verify(user, password);
-  if (!login) {
-    await lockout.fail(s.conn.ip);
-    throw new ImapNo('invalid credentials', 'AUTHENTICATIONFAILED');
+  const attempt = await lockout.begin(s.conn.ip);
+  if (!attempt) throw new ImapNo('too many failed logins from this address; try again later', 'UNAVAILABLE');
+  let login;
+  try {
+    login = await logins.verify(user, password);
+  } catch (err) {
+    await attempt.forget(); // our fault, not a failed login
+    throw err;
   }
+  if (!login) throw new ImapNo('invalid credentials', 'AUTHENTICATIONFAILED');
+  await attempt.forget();
   s.authenticated(login);
   s.deps.logger.debug({ mailbox_id: login.mailboxId }, 'imap login');
 }

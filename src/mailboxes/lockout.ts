@@ -6,37 +6,63 @@ export const LOCKOUT_FAILURES = 10;
 export const LOCKOUT_WINDOW_MS = 10 * 60_000;
 export const LOCKOUT_MS = 10 * 60_000;
 
+/** A login attempt that was let through and is counted as a failure unless told otherwise. */
+export interface LoginAttempt {
+  /** The login succeeded, or the check could not be made (an error of ours): it is not a failure. */
+  forget(): Promise<void>;
+}
+
+/** Whether the failure times `at` (newest first) lock an IP out at `now`. */
+function isLocked(at: number[], now: number): boolean {
+  // Locked while some run of ten failures within a window ended less than LOCKOUT_MS ago.
+  for (let i = 0; i + LOCKOUT_FAILURES - 1 < at.length; i++) {
+    const last = at[i]!;
+    const tenth = at[i + LOCKOUT_FAILURES - 1]!;
+    if (last - tenth <= LOCKOUT_WINDOW_MS && now - last < LOCKOUT_MS) return true;
+  }
+  return false;
+}
+
 /**
  * The login lock-out shared by IMAP and submission: failed logins are rows in the database (so
  * every listener, and every node on a shared database, counts the same failures). An IP with ten
  * failures within ten minutes is locked until ten minutes after the tenth, whatever it sends, even
  * the right password.
+ *
+ * An attempt is counted BEFORE its password is checked (`begin` inserts its row, then reads the
+ * others), and forgotten if it succeeds. Counting after the check would let guesses sent at once,
+ * over many connections or to many nodes, all pass the lock check before any was counted: this
+ * way the eleventh of any number of simultaneous attempts sees the ten before it (each insert
+ * commits before its read, on SQLite and on PostgreSQL alike), and nothing is read and then
+ * written back, so no count is lost between nodes. Attempts refused by the lock are not counted
+ * (their row goes again), so a locked IP is free ten minutes after its tenth failure.
  */
 export function createLockout({ db, clock }: { db: Db; clock: Clock }) {
-  /** The failures of an IP inside the window that ends now, newest first. */
-  const recent = (ip: string, now: number) =>
+  /** The failures of an IP inside the window that ends now, newest first, but the attempt `except`. */
+  const recent = (ip: string, now: number, except: number) =>
     db.selectFrom('login_failures').select('at').where('ip', '=', ip).where('at', '>', now - LOCKOUT_WINDOW_MS - LOCKOUT_MS)
-      .orderBy('at', 'desc').execute();
+      .where('id', '!=', except).orderBy('at', 'desc').orderBy('id', 'desc').execute();
+
+  const drop = (id: number) => db.deleteFrom('login_failures').where('id', '=', id).execute().then(() => undefined);
 
   return {
-    /** Whether the IP is locked out now. */
-    async locked(ip: string): Promise<boolean> {
+    /** Counts a login attempt of the IP; null when the IP is locked out (the attempt is refused and not counted). */
+    async begin(ip: string): Promise<LoginAttempt | null> {
       const now = clock.now();
-      const at = (await recent(ip, now)).map((r) => r.at);
-      // Locked while some run of ten failures within a window ended less than LOCKOUT_MS ago.
-      for (let i = 0; i + LOCKOUT_FAILURES - 1 < at.length; i++) {
-        const last = at[i];
-        const tenth = at[i + LOCKOUT_FAILURES - 1];
-        if (last - tenth <= LOCKOUT_WINDOW_MS && now - last < LOCKOUT_MS) return true;
+      const { id } = await db.insertInto('login_failures').values({ ip, at: now }).returning('id').executeTakeFirstOrThrow();
+      if (isLocked((await recent(ip, now, id)).map((r) => r.at), now)) {
+        await drop(id);
+        return null;
       }
-      return false;
+      // Failures too old to matter go; any attempt may do it.
+      await db.deleteFrom('login_failures').where('at', '<', now - LOCKOUT_WINDOW_MS - LOCKOUT_MS).execute();
+      return { forget: () => drop(id) };
     },
 
-    /** Counts a failed login of the IP, and forgets failures too old to matter. */
-    async fail(ip: string): Promise<void> {
+    /** Whether the IP is locked out now (what `begin` checks; for tests and reports). */
+    async locked(ip: string): Promise<boolean> {
       const now = clock.now();
-      await db.insertInto('login_failures').values({ ip, at: now }).execute();
-      await db.deleteFrom('login_failures').where('at', '<', now - LOCKOUT_WINDOW_MS - LOCKOUT_MS).execute();
+      return isLocked((await recent(ip, now, -1)).map((r) => r.at), now);
     },
   };
 }

@@ -35,16 +35,21 @@ export function createSubmissionHandlers(core: Core, deps: {
 
   return {
     async auth(auth, session) {
-      const ip = session.remoteAddress;
-      if (await deps.lockout.locked(ip)) return LOCKED_OUT();
+      // Counted before the password is checked, forgotten on success (mailboxes/lockout.ts says why).
+      const attempt = await deps.lockout.begin(session.remoteAddress);
+      if (!attempt) return LOCKED_OUT();
       // RFC 4616: an authorization identity other than the authentication identity is someone else's mailbox.
       const a = auth as typeof auth & { authzid?: string; authcid?: string };
       const foreignAuthz = auth.method === 'PLAIN' && !!a.authzid && !!a.authcid && a.authzid.toLowerCase() !== a.authcid.toLowerCase();
-      const login = foreignAuthz ? null : await deps.logins.verify(auth.username ?? '', auth.password ?? '');
-      if (!login) {
-        await deps.lockout.fail(ip);
-        return AUTH_FAILED();
+      let login;
+      try {
+        login = foreignAuthz ? null : await deps.logins.verify(auth.username ?? '', auth.password ?? '');
+      } catch (err) {
+        await attempt.forget(); // our fault, not a failed login
+        throw err;
       }
+      if (!login) return AUTH_FAILED();
+      await attempt.forget();
       logger.debug({ mailbox_id: login.mailboxId }, 'submission login');
       return { user: login };
     },
