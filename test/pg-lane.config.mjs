@@ -11,6 +11,11 @@ export default {
   ...ava,
   files: [
     'test/db/postgres.test.ts', // the seam itself: migrations, SKIP LOCKED claims, advisory locks
+    // Two server processes on one database (test/helpers/nodes.ts); PostgreSQL only, so the SQLite lane leaves them out.
+    'test/db/two-nodes-cron.test.ts',
+    'test/db/two-nodes-outbound.test.ts',
+    'test/db/two-nodes-tasks.test.ts',
+    'test/db/two-nodes-webhooks.test.ts',
     'test/aliases/create.test.ts',
     'test/aliases/delete.test.ts',
     'test/aliases/edit.test.ts',
@@ -32,6 +37,7 @@ export default {
     'test/mailboxes/bulk.test.ts',
     'test/mailboxes/delete.test.ts',
     'test/mailboxes/list.test.ts',
+    'test/mailboxes/lockout.test.ts',
     'test/mailboxes/redaction.test.ts',
     'test/mailboxes/single.test.ts',
     'test/tasks/queue.test.ts',
