@@ -13,6 +13,7 @@ export default {
     'test/db/postgres.test.ts', // the seam itself: migrations, SKIP LOCKED claims, advisory locks
     // Two server processes on one database (test/helpers/nodes.ts); PostgreSQL only, so the SQLite lane leaves them out.
     'test/db/two-nodes-cron.test.ts',
+    'test/db/two-nodes-lockout.test.ts',
     'test/db/two-nodes-outbound.test.ts',
     'test/db/two-nodes-tasks.test.ts',
     'test/db/two-nodes-webhooks.test.ts',

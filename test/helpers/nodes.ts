@@ -32,6 +32,8 @@ export interface TestNode {
   kill(): Promise<void>;
   /** Everything the node printed (its JSON log lines at info level). */
   output(): string;
+  /** A port the node logged at start (`imap_port`, `submissions_port`, ...). */
+  port(field: string): number;
 }
 
 /** The shared database, as the test sees it. */
@@ -119,6 +121,16 @@ async function startNode(t: ExecutionContext, url: string, name: string, env: Re
       await proc.exited;
     },
     output: () => proc.output(),
+    port(field) {
+      for (const line of proc.output().split('\n')) {
+        if (!line.startsWith('{') || !line.includes(`"${field}"`)) continue;
+        try {
+          const port = JSON.parse(line)[field];
+          if (typeof port === 'number') return port;
+        } catch { /* a partial line */ }
+      }
+      throw new Error(`node ${name} logged no ${field}`);
+    },
   };
   return node;
 }
