@@ -26,6 +26,8 @@ export interface BenchPostgres {
   url: string;
   /** CPU milliseconds (user + system) the cluster's processes have used so far (Linux; null elsewhere). */
   cpuMs(): number | null;
+  /** The database's size on disk in bytes (tables, indexes, TOAST). */
+  size(): Promise<number>;
   /** Drops the database (ending what is left connected). */
   drop(): Promise<void>;
 }
@@ -41,6 +43,7 @@ export async function benchPostgres(): Promise<BenchPostgres> {
   return {
     url: databaseUrl(cluster, name),
     cpuMs: () => clusterCpuMs(postmaster),
+    size: async () => Number((await cluster.admin.query<{ n: string }>('SELECT pg_database_size($1) AS n', [name])).rows[0].n),
     async drop() { await cluster.admin.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`); },
   };
 }
