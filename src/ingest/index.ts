@@ -11,6 +11,12 @@ import { createJournal } from './journal.js';
 import { createIngestStore } from './store.js';
 import { createStorageThread } from './storage-thread.js';
 import { createOrphanSweep } from './sweep.js';
+import { createEmailStore } from '../emails/store.js';
+import { createEmailWriter } from '../emails/writer.js';
+import { createPgAcceptor } from './pg-accept.js';
+import { databaseBlobReads } from './pg-blobs.js';
+import { createPgIngestStore } from './pg-store.js';
+import { createPgIngestWorker } from './pg-worker.js';
 import type { Ingest, QueuedRawParser, RawParser, RecipientResolver } from './types.js';
 import { createIngestWorker } from './worker.js';
 
@@ -57,12 +63,32 @@ export function createIngest(core: Core, deps: {
     setRawParser(p: RawParser, queued?: QueuedRawParser) { parser = p; queuedParser = queued ?? null; worker.wake(); },
     onForwardsQueued(listener: () => void) { forwardListeners.push(listener); },
   };
-  // On PostgreSQL the acceptance journal, the storage thread and the queue's raw files are not
-  // ported yet: every way in answers so (501 for the API; an SMTP session gets an error reply).
+  // On PostgreSQL (DECISIONS.md section 17) the acknowledgement is a group commit in the database
+  // instead of the acceptance journal, and storage runs on this thread through the pool: twins of
+  // the acceptor and the worker (pg-accept.ts, pg-worker.ts) over the same transaction bodies.
   const onPostgres = core.dialect === 'postgres';
+  let blobReads = blobs;
+  let pgWorker: ReturnType<typeof createPgIngestWorker> | null = null;
   if (onPostgres) {
-    const refuse = () => Promise.reject(notPorted('Inbound mail (SMTP and POST /v1/mail/inbound)'));
-    Object.assign(ingest, { acceptMessage: refuse, acceptRaw: refuse, overQuota: refuse });
+    const pgStore = createPgIngestStore();
+    pgWorker = createPgIngestWorker({
+      db: core.db, store: pgStore, writer: createEmailWriter({ store: createEmailStore(), markers: deps.markers, clock: core.clock }),
+      files: blobs, clock: core.clock, logger: core.logger, parser: () => parser,
+      onHints: (h) => deps.events.notify(h),
+      onForwardsQueued: () => { for (const listener of forwardListeners) listener(); },
+      onStored: deps.onStored,
+    });
+    const woken = pgWorker;
+    const pgAcceptor = createPgAcceptor({ db: core.db, store: pgStore, resolve: deps.resolve, now: () => core.clock.now(), onCommitted: () => woken.wake() });
+    Object.assign(ingest, {
+      acceptMessage: pgAcceptor.acceptMessage,
+      acceptRaw: pgAcceptor.acceptRaw,
+      overQuota: pgAcceptor.overQuota,
+      commitSubmissions: () => Promise.reject(notPorted('Submission (the Sent copy and the outbound queue)')),
+      setRawParser(p: RawParser) { parser = p; woken.wake(); },
+    } satisfies Partial<Ingest>);
+    // Attachments are rows of the database there: readers of stored mail get them from it.
+    blobReads = databaseBlobReads(blobs, core.db);
   }
   ingestRoutes({ registry: core.registry, ingest });
   // Read at each scrape: a backlog that keeps growing, or an in-flow delay above 0, says storage is behind.
@@ -79,21 +105,22 @@ export function createIngest(core: Core, deps: {
     registers: [core.metrics.registry], collect() { this.set(worker.inflowDelayMs() / 1000); },
   });
   const sweepOrphans = createOrphanSweep({ db: core.db, store, blobs, clock: core.clock, logger: core.logger, journalRawPaths: () => journal.pendingRawPaths() });
-  core.cron.add({ name: SWEEP_JOB, schedule: '17 * * * *', run: sweepOrphans });
+  // The sweep looks for files nothing names; on PostgreSQL blobs and raw messages are rows.
+  if (!onPostgres) core.cron.add({ name: SWEEP_JOB, schedule: '17 * * * *', run: sweepOrphans });
   return {
-    ingest, worker, store, blobs, sweepOrphans,
+    ingest, worker, store, blobs: blobReads, sweepOrphans,
     /**
      * Recovers the acceptance journal (records not yet in the queue are moved first), then starts
      * the worker; the storage thread starts with the first message to commit or store.
      */
     async start(): Promise<void> {
-      if (onPostgres) return; // nothing to recover or store: see above
+      if (pgWorker) { pgWorker.start(); return; } // nothing to recover: what is queued is in the database
       await journal.open(await store.journalPosition(core.db));
       worker.start();
     },
     /** Stops the worker after its current batch, then the thread and the journal. */
     async stop(): Promise<void> {
-      if (onPostgres) return;
+      if (pgWorker) { await pgWorker.stop(); return; }
       await worker.stop();
       await thread.close();
       await journal.close();
