@@ -36,5 +36,8 @@ export default {
     'test/mailboxes/single.test.ts',
     'test/tasks/queue.test.ts',
     'test/webhooks/crud.test.ts',
+    'test/ingest/inbound.test.ts',
+    'test/ingest/smtp.test.ts',
+    'test/ingest/routing.test.ts',
   ],
 };
