@@ -79,7 +79,7 @@ export function createIngest(core: Core, deps: {
       onStored: deps.onStored,
     });
     const woken = pgWorker;
-    const pgAcceptor = createPgAcceptor({ db: core.db, store: pgStore, resolve: deps.resolve, now: () => core.clock.now(), onCommitted: () => woken.wake() });
+    const pgAcceptor = createPgAcceptor({ db: core.db, store: pgStore, resolve: deps.resolve, now: () => core.clock.now(), onCommitted: (smtp) => woken.accepted(smtp) });
     Object.assign(ingest, {
       acceptMessage: pgAcceptor.acceptMessage,
       acceptRaw: pgAcceptor.acceptRaw,
@@ -94,11 +94,11 @@ export function createIngest(core: Core, deps: {
   // Read at each scrape: a backlog that keeps growing, or an in-flow delay above 0, says storage is behind.
   new Gauge({
     name: 'mailstead_ingest_backlog_messages', help: 'SMTP messages acknowledged and not yet stored',
-    registers: [core.metrics.registry], collect() { this.set(worker.backlog().messages); },
+    registers: [core.metrics.registry], collect() { this.set((pgWorker ?? worker).backlog().messages); },
   });
   new Gauge({
     name: 'mailstead_ingest_backlog_seconds', help: 'Estimated time to store the backlog with nothing else arriving',
-    registers: [core.metrics.registry], collect() { this.set(worker.backlog().seconds); },
+    registers: [core.metrics.registry], collect() { this.set((pgWorker ?? worker).backlog().seconds); },
   });
   new Gauge({
     name: 'mailstead_ingest_inflow_delay_seconds', help: 'Delay each SMTP message waits before its 250 while the backlog is past its bound',

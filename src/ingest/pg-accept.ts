@@ -36,8 +36,8 @@ export const lockMailboxes = (trx: Db, ids: Iterable<number>) => {
  */
 export function createPgAcceptor(deps: {
   db: Db; store: IngestStore; resolve: RecipientResolver; now(): number;
-  /** After each committed group (the worker looks for the new rows). */
-  onCommitted(): void;
+  /** After each committed group, with the number of SMTP rows in it (the worker looks for the new rows). */
+  onCommitted(smtpRows: number): void;
 }) {
   const { db, store, resolve } = deps;
 
@@ -58,7 +58,7 @@ export function createPgAcceptor(deps: {
       await store.insertInbound(trx, smtp);
       return outcomes;
     });
-    deps.onCommitted();
+    deps.onCommitted(smtp.length);
     let next = 0;
     return jobs.map((j): Outcome<void> => {
       if (j.kind === 'smtp') return { ok: true, value: undefined };

@@ -12,6 +12,7 @@ import { lockMailboxes } from './pg-accept.js';
 import { pgBlobs, type BlobData } from './pg-blobs.js';
 import type { IngestStore } from './store.js';
 import type { RawParser } from './types.js';
+import { DEFAULT_DRAIN_MS_PER_ROW } from './pace.js';
 import { BATCH_BYTES, MAX_ATTEMPTS } from './worker.js';
 
 /** Rows per batch transaction. */
@@ -48,8 +49,13 @@ export function createPgIngestWorker(deps: {
   let running: Promise<void> | null = null;
   let again = false;
   let timer: NodeJS.Timeout | null = null;
-  /** After a failed batch, rows are taken one at a time until one stores (a poison row fails alone). */
-  let single = false;
+  /** Resolves when stop() is called: a batch still parsing then gives up (its transaction rolls back, its rows stay queued). */
+  let stopping: Promise<never> = new Promise(() => undefined);
+  let signalStop: () => void = () => undefined;
+  /** SMTP rows queued and not yet stored (all nodes'), counted at each poll: the backlog gauges. */
+  let queuedSmtp = 0;
+  /** Wall time per stored row of recent batches (the backlog's estimate in seconds). */
+  let msPerRow = DEFAULT_DRAIN_MS_PER_ROW;
 
   /** Parses one raw SMTP row (the parser writes its attachments as this node's blob files). */
   async function parse(row: { id: number; message: string; targets: string; raw: Buffer | null; size: number }): Promise<ParsedRaw> {
@@ -62,7 +68,7 @@ export function createPgIngestWorker(deps: {
   }
 
   /** Claims, parses and stores one batch; returns how many rows it took (0: nothing to do). */
-  async function batch(claimedIds: number[]): Promise<number> {
+  async function batch(): Promise<number> {
     const now = clock.now();
     const hints: QueuedHint[] = [];
     const events = createEventRecorder({ clock, onQueued: (h) => { hints.push(...h); } });
@@ -73,7 +79,7 @@ export function createPgIngestWorker(deps: {
       const hasParser = deps.parser() !== null;
       const claimed = await sql<QueuedRow>`SELECT id, kind, size, attempts FROM inbound
         WHERE status = 'queued' ${hasParser ? sql`` : sql`AND kind = 'api'`}
-        ORDER BY id LIMIT ${single ? 1 : BATCH_ROWS} FOR UPDATE SKIP LOCKED`.execute(trx);
+        ORDER BY id LIMIT ${BATCH_ROWS} FOR UPDATE SKIP LOCKED`.execute(trx);
       const picked: QueuedRow[] = [];
       let bytes = 0;
       for (const r of claimed.rows) {
@@ -83,7 +89,6 @@ export function createPgIngestWorker(deps: {
         bytes += r.size;
       }
       taken = picked.length;
-      claimedIds.push(...picked.map((r) => r.id));
       if (picked.length === 0) return;
       const apiIds = picked.filter((r) => r.kind === 'api').map((r) => r.id);
       const smtpIds = picked.filter((r) => r.kind === 'smtp').map((r) => r.id);
@@ -96,7 +101,12 @@ export function createPgIngestWorker(deps: {
         if (!final) retryAt.set(id, now + 5000 * 2 ** (attempts.get(id) ?? 0));
         log.warn({ err, inbound_id: id, final }, 'inbound message could not be prepared');
       };
-      const parsed = await Promise.all(rows.map((row) => parse(row).catch((err) => { failure(row.id, err); return null; })));
+      // Stopping while parsing (authentication may wait on DNS for seconds): the batch is abandoned
+      // and rolls back, and parses cut off by the closing parser are no failures of their messages.
+      const parsed = await Promise.race([
+        Promise.all(rows.map((row) => parse(row).catch((err) => { if (!stopped) failure(row.id, err); return null; }))),
+        stopping,
+      ]);
       const prepared: ParsedRaw[] = [];
       for (const p of parsed) {
         if (!p) continue;
@@ -120,6 +130,7 @@ export function createPgIngestWorker(deps: {
       result = await storeBatch(trx, { store, writer, events }, { apiIds, prepared, failed }, now);
     });
     if (taken === 0) return 0;
+    void count();
     // Committed. The scratch files moved into the table go (a later parse of the same content writes its own).
     for (const sha256 of moved) await files.remove(files.blobPath(sha256));
     const r = result as Awaited<ReturnType<typeof storeBatch>> | null;
@@ -137,16 +148,9 @@ export function createPgIngestWorker(deps: {
     return taken;
   }
 
-  /** A row that failed every batch it was in, alone: counted as a failed attempt (given up after MAX_ATTEMPTS). */
-  async function countFailure(id: number, err: unknown): Promise<void> {
-    const message = (err as Error)?.message ?? String(err);
-    await db.transaction().execute(async (trx) => {
-      const row = await trx.selectFrom('inbound').select(['attempts', 'status']).where('id', '=', id).forUpdate().executeTakeFirst();
-      if (!row || row.status !== 'queued') return;
-      if (row.attempts + 1 >= MAX_ATTEMPTS) await store.fail(trx, id, message, clock.now());
-      else await store.bumpAttempts(trx, id, message);
-    }).catch((e) => log.warn({ err: e, inbound_id: id }, 'could not count a failed attempt'));
-    retryAt.set(id, clock.now() + FAILURE_PAUSE_MS * 5);
+  /** Counts the SMTP rows waiting (for the backlog gauges; the storing needs no count). */
+  async function count(): Promise<void> {
+    queuedSmtp = await store.countQueuedSmtp(db).catch(() => queuedSmtp);
   }
 
   async function loop(): Promise<void> {
@@ -154,15 +158,16 @@ export function createPgIngestWorker(deps: {
       do {
         again = false;
         while (!stopped) {
-          const ids: number[] = [];
           try {
-            if ((await batch(ids)) === 0) break;
-            single = false;
+            const started = performance.now();
+            const taken = await batch();
+            if (taken === 0) break;
+            msPerRow = 0.8 * msPerRow + 0.2 * ((performance.now() - started) / taken);
           } catch (err) {
             if (stopped) break;
-            log.error({ err, rows: ids.length }, 'ingest batch failed; will retry');
-            if (single && ids.length === 1) { await countFailure(ids[0], err); single = false; }
-            else single = true;
+            // As on SQLite, a failed batch is retried whole (nothing of it committed); a parse
+            // failure is not one: it is counted against its message inside the batch.
+            log.error({ err }, 'ingest batch failed; will retry');
             await new Promise((r) => setTimeout(r, FAILURE_PAUSE_MS));
           }
         }
@@ -180,16 +185,26 @@ export function createPgIngestWorker(deps: {
 
   return {
     wake,
+    /** Told after this node committed a group: `smtp` more rows wait (the gauges count them at once). */
+    accepted(smtp: number): void {
+      queuedSmtp += smtp;
+      wake();
+    },
+    /** SMTP mail acknowledged and not yet stored, and the estimated time to store it (metrics). */
+    backlog: () => ({ messages: queuedSmtp, seconds: (queuedSmtp * msPerRow) / 1000 }),
     /** Starts draining the queue (what a previous run or another node left included), and polls for other nodes' rows. */
     start(): void {
       stopped = false;
-      timer = setInterval(wake, POLL_MS);
+      stopping = new Promise<never>((_resolve, reject) => { signalStop = () => reject(new Error('ingest stopping')); });
+      stopping.catch(() => undefined);
+      timer = setInterval(() => { wake(); void count(); }, POLL_MS);
       timer.unref();
       wake();
     },
     /** Stops taking batches and waits for the one under way (its transaction commits or rolls back). */
     async stop(): Promise<void> {
       stopped = true;
+      signalStop();
       if (timer) clearInterval(timer);
       if (running) await running;
     },
