@@ -46,5 +46,8 @@ export default {
     'test/ingest/inbound.test.ts',
     'test/ingest/smtp.test.ts',
     'test/ingest/routing.test.ts',
+    'test/ingest/backlog-metrics.test.ts',
+    'test/ingest/stop-parsing.test.ts',
+    'test/ingest/storage-failure.test.ts',
   ],
 };
