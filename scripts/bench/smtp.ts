@@ -70,7 +70,8 @@ const DNS_SERVERS = await quietDns();
 const envOf = (dataDir: string, databaseUrl: string | null): NodeJS.ProcessEnv => ({
   ...process.env,
   MAILSTEAD_DATA_DIR: dataDir, MAILSTEAD_HTTP_HOST: '127.0.0.1', MAILSTEAD_HTTP_PORT: '0', MAILSTEAD_SMTP_HOST: '127.0.0.1',
-  MAILSTEAD_SMTP_PORT: '0', MAILSTEAD_IMAP_PORT: '0', MAILSTEAD_IMAP_STARTTLS_PORT: '0', MAILSTEAD_LOG_LEVEL: 'info', MAILSTEAD_RATE_LIMIT: '0', MAILSTEAD_INBOUND_RATE_LIMIT: '0',
+  // Every listener on a port of its own choosing: two nodes (or another bench) never collide on 587 / 465.
+  MAILSTEAD_SMTP_PORT: '0', MAILSTEAD_IMAP_PORT: '0', MAILSTEAD_IMAP_STARTTLS_PORT: '0', MAILSTEAD_SUBMISSION_PORT: '0', MAILSTEAD_SUBMISSIONS_PORT: '0', MAILSTEAD_LOG_LEVEL: 'info', MAILSTEAD_RATE_LIMIT: '0', MAILSTEAD_INBOUND_RATE_LIMIT: '0',
   MAILSTEAD_HOSTNAME: 'mx.bench.test', MAILSTEAD_DNS_SERVERS: DNS_SERVERS,
   ...(databaseUrl ? { MAILSTEAD_DATABASE_URL: databaseUrl } : {}),
 });
