@@ -72,7 +72,7 @@ export function createIngest(core: Core, deps: {
   if (onPostgres) {
     const pgStore = createPgIngestStore();
     pgWorker = createPgIngestWorker({
-      db: core.db, store: pgStore, writer: createEmailWriter({ store: createEmailStore(), markers: deps.markers, clock: core.clock }),
+      db: core.db, store: pgStore, writer: createEmailWriter({ store: createEmailStore(), markers: deps.markers, clock: core.clock }), markers: deps.markers,
       files: blobs, clock: core.clock, logger: core.logger, parser: () => parser,
       onHints: (h) => deps.events.notify(h),
       onForwardsQueued: () => { for (const listener of forwardListeners) listener(); },

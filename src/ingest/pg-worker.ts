@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
+import type { Markers } from '../emails/markers.js';
 import type { EmailWriter } from '../emails/writer.js';
 import type { Logger } from '../logger.js';
 import { createEventRecorder, type QueuedHint } from '../webhooks/events.js';
@@ -35,7 +36,7 @@ type QueuedRow = { id: number; kind: 'api' | 'smtp'; size: number; attempts: num
  * acknowledged message is stored exactly once.
  */
 export function createPgIngestWorker(deps: {
-  db: Db; store: IngestStore; writer: EmailWriter; files: BlobStore; clock: Clock; logger: Logger;
+  db: Db; store: IngestStore; writer: EmailWriter; markers: Markers; files: BlobStore; clock: Clock; logger: Logger;
   parser: () => RawParser | null;
   /** Webhook deliveries queued by a committed batch (the delivery engine's hint). */
   onHints(hints: QueuedHint[]): void;
@@ -123,7 +124,10 @@ export function createPgIngestWorker(deps: {
           failure(p.id, err);
         }
       }
-      // Mailbox rows in id order before storeBatch updates them (see lockMailboxes).
+      // Locks in the order every writer of mail takes them, so none waits on another in a cycle: the
+      // update-marker row first (markers.ts; the writer takes its markers under it), then the
+      // mailbox rows storeBatch updates, in id order (see lockMailboxes).
+      await deps.markers.ready(trx);
       const boxes = [...prepared.flatMap((p) => p.targets), ...(await store.load(trx, apiIds)).flatMap((r) => JSON.parse(r.targets) as Target[])]
         .flatMap((t) => t.mailboxIds);
       await lockMailboxes(trx, boxes);
