@@ -58,5 +58,6 @@ export default {
     'test/smtp/shutdown.test.ts',
     'test/smtp/starttls.test.ts',
     'test/smtp/timeouts.test.ts',
+    'test/ingest/crash.test.ts',
   ],
 };
