@@ -14,11 +14,6 @@ export function foldSearchText(text: string): string {
   return text.normalize('NFD').replace(/\p{Mn}+/gu, '').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
 }
 
-/** The document of an email: its four indexed fields (as FTS5 has them), folded, one after the other. */
-export function searchDocument(f: { subject: string; body: string; from_email: string; from_name: string }): string {
-  return `${foldSearchText(f.subject)} ${foldSearchText(f.body)} ${foldSearchText(f.from_email)} ${foldSearchText(f.from_name)}`;
-}
-
 /** PostgreSQL drops a lexeme longer than this (bytes); a term with one cannot be in any document. */
 const MAX_LEXEME_BYTES = 2047;
 
@@ -49,6 +44,25 @@ export function pgSearch(input: string): PgSearch | null {
     prefix = !phrase;
   }
   return phrases.length === 0 ? null : { phrases, prefix };
+}
+
+/**
+ * A search as fts.ts's FTS5 expression has it (what IMAP's SEARCH parser makes, `body : (...)`
+ * for SEARCH BODY) read back into terms: the expression is ftsMatch's, so every term is a quoted
+ * string, with a `*` after the last one when it is a prefix.
+ */
+export function pgSearchOfFtsMatch(match: string): { search: PgSearch | null; bodyOnly: boolean } {
+  const inner = /^body : \((.*)\)$/s.exec(match);
+  const phrases: string[] = [];
+  let prefix = false;
+  for (const m of (inner ? inner[1] : match).matchAll(/"((?:[^"]|"")*)"(\*?)/g)) {
+    const folded = foldSearchText(m[1].replace(/""/g, '"'));
+    if (folded === '') continue;
+    if (folded.split(' ').some((w) => Buffer.byteLength(w) > MAX_LEXEME_BYTES)) return { search: null, bodyOnly: inner !== null };
+    phrases.push(folded);
+    prefix = m[2] === '*';
+  }
+  return { search: phrases.length === 0 ? null : { phrases, prefix }, bodyOnly: inner !== null };
 }
 
 /** The encoded form of a search carried in a ListQuery's `match` (a string, as the reader threads pass it). */

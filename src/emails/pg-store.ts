@@ -1,6 +1,6 @@
 import { sql, type Insertable } from 'kysely';
 import type { Db } from '../db/connection.js';
-import { searchDocument } from './pg-search.js';
+import { foldSearchText } from './pg-search.js';
 import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable, EmailsTable } from './tables.js';
 
 /*
@@ -52,15 +52,18 @@ export const pgStore = {
       }))).execute().then(() => undefined)),
 
   /**
-   * Search documents (contract of pg-search.ts): one tsvector per email of the four fields FTS5
-   * indexes on SQLite, folded the way queries are, in one statement for the batch.
+   * Search documents (pg-search.ts): one tsvector per email of the four fields FTS5 indexes on
+   * SQLite, each folded as queries are and weighted by field (subject A, body B, sender address
+   * C, sender name D) so that IMAP's SEARCH BODY can keep to the body; one statement for the batch.
    */
   async indexFts(db: Db, rows: EmailsFtsTable[]): Promise<void> {
     if (rows.length === 0) return;
-    const ids = rows.map((r) => r.rowid);
-    const docs = rows.map((r) => searchDocument(r));
+    const col = (f: (r: EmailsFtsTable) => string) => rows.map((r) => foldSearchText(f(r)));
     await sql`INSERT INTO emails_fts (email_id, document)
-      SELECT t.id, to_tsvector('simple', t.doc) FROM unnest(${ids}::bigint[], ${docs}::text[]) AS t(id, doc)
+      SELECT t.id, setweight(to_tsvector('simple', t.subject), 'A') || setweight(to_tsvector('simple', t.body), 'B')
+        || setweight(to_tsvector('simple', t.from_email), 'C') || setweight(to_tsvector('simple', t.from_name), 'D')
+      FROM unnest(${rows.map((r) => r.rowid)}::bigint[], ${col((r) => r.subject)}::text[], ${col((r) => r.body)}::text[],
+        ${col((r) => r.from_email)}::text[], ${col((r) => r.from_name)}::text[]) AS t(id, subject, body, from_email, from_name)
       ON CONFLICT (email_id) DO UPDATE SET document = excluded.document`.execute(db);
   },
 
