@@ -16,6 +16,7 @@ import { createEmailWriter } from '../emails/writer.js';
 import { createPgAcceptor } from './pg-accept.js';
 import { databaseBlobReads } from './pg-blobs.js';
 import { createPgIngestStore } from './pg-store.js';
+import { createPgBlobSweep } from './pg-sweep.js';
 import { createPgIngestWorker } from './pg-worker.js';
 import type { Ingest, QueuedRawParser, RawParser, RecipientResolver } from './types.js';
 import { createIngestWorker } from './worker.js';
@@ -104,9 +105,12 @@ export function createIngest(core: Core, deps: {
     name: 'mailstead_ingest_inflow_delay_seconds', help: 'Delay each SMTP message waits before its 250 while the backlog is past its bound',
     registers: [core.metrics.registry], collect() { this.set(worker.inflowDelayMs() / 1000); },
   });
-  const sweepOrphans = createOrphanSweep({ db: core.db, store, blobs, clock: core.clock, logger: core.logger, journalRawPaths: () => journal.pendingRawPaths() });
-  // The sweep looks for files nothing names; on PostgreSQL blobs and raw messages are rows.
-  if (!onPostgres) core.cron.add({ name: SWEEP_JOB, schedule: '17 * * * *', run: sweepOrphans });
+  const sweepFiles = createOrphanSweep({ db: core.db, store, blobs, clock: core.clock, logger: core.logger, journalRawPaths: () => journal.pendingRawPaths() });
+  // On PostgreSQL blobs are rows (the files are scratch space, swept after them).
+  const sweepOrphans = onPostgres
+    ? createPgBlobSweep({ db: core.db, store: createPgIngestStore(), clock: core.clock, logger: core.logger, then: sweepFiles })
+    : sweepFiles;
+  core.cron.add({ name: SWEEP_JOB, schedule: '17 * * * *', run: sweepOrphans });
   return {
     ingest, worker, store, blobs: blobReads, sweepOrphans,
     /**

@@ -20,16 +20,31 @@ export const sha256Of = (data: Buffer) => createHash('sha256').update(data).dige
  * mail), so a name that commits always has its bytes, and identical contents are stored once.
  */
 export const pgBlobs = {
-  /** Stores the contents not stored yet (their bytes cross the wire only when missing). */
+  /**
+   * Stores the contents not stored yet. Those stored already are re-dated instead (see `touch`),
+   * so their bytes cross the wire only when missing.
+   */
   async save(trx: Db, blobs: BlobData[], now: number): Promise<void> {
     const unique = [...new Map(blobs.map((b) => [b.sha256, b])).values()];
     if (unique.length === 0) return;
-    const have = await pgBlobs.present(trx, unique.map((b) => b.sha256));
+    const have = await pgBlobs.touch(trx, unique.map((b) => b.sha256), now);
     for (const b of unique) {
       if (have.has(b.sha256)) continue;
-      await sql`INSERT INTO blobs (sha256, data, created_at) VALUES (${b.sha256}, ${b.data}, ${now}::bigint) ON CONFLICT (sha256) DO NOTHING`.execute(trx);
+      await sql`INSERT INTO blobs (sha256, data, created_at) VALUES (${b.sha256}, ${b.data}, ${now}::bigint)
+        ON CONFLICT (sha256) DO UPDATE SET created_at = excluded.created_at`.execute(trx);
     }
   },
+
+  /**
+   * Re-dates the blobs among these that exist and answers which they are. The update holds their
+   * rows until the caller commits, and the sweep (pg-sweep.ts) takes only blobs older than an
+   * hour that nothing names, checked again on a row it had to wait for: a blob about to be named
+   * again is never swept from under its new name.
+   */
+  touch: (trx: Db, hashes: string[], now: number) =>
+    hashes.length === 0 ? Promise.resolve(new Set<string>())
+      : sql<{ sha256: string }>`UPDATE blobs SET created_at = ${now}::bigint WHERE sha256 = ANY(${hashes}::text[]) RETURNING sha256`.execute(trx)
+        .then((r) => new Set(r.rows.map((x) => x.sha256))),
 
   /** Which of these hashes have a row. */
   present: (db: Db, hashes: string[]) =>

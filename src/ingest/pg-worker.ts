@@ -114,7 +114,7 @@ export function createPgIngestWorker(deps: {
         // The parser made the attachments files of this node; the database is where every node reads them.
         try {
           const hashes = decodeMessage(p.encoded).attachments.map((a) => a.sha256);
-          const present = await pgBlobs.present(trx, hashes);
+          const present = await pgBlobs.touch(trx, [...new Set(hashes)], now);
           const blobs: BlobData[] = [];
           for (const sha256 of new Set(hashes)) if (!present.has(sha256)) blobs.push({ sha256, data: await files.readBlob(sha256) });
           await pgBlobs.save(trx, blobs, now);
