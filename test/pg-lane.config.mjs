@@ -59,5 +59,6 @@ export default {
     'test/smtp/starttls.test.ts',
     'test/smtp/timeouts.test.ts',
     'test/ingest/crash.test.ts',
+    'test/ingest/sweep.test.ts',
   ],
 };
