@@ -52,8 +52,9 @@ export function createPgAcceptor(deps: {
       }
       // Reservations are checked, then written: API groups of every node take turns (SMTP rows reserve nothing).
       await sql`SELECT pg_advisory_xact_lock(${ACCEPT_LOCK})`.execute(trx);
-      await lockMailboxes(trx, api.flatMap((j) => j.job.target.mailboxIds));
+      // Blob rows before mailbox rows: the order the storing worker takes them in too (pg-worker.ts).
       await pgBlobs.save(trx, api.flatMap((j) => j.blobs), now);
+      await lockMailboxes(trx, api.flatMap((j) => j.job.target.mailboxIds));
       const outcomes = await acceptGroup(trx, store, api.map((j) => j.job), now);
       await store.insertInbound(trx, smtp);
       return outcomes;

@@ -76,15 +76,17 @@ export function createPgIngestWorker(deps: {
     const moved = new Set<string>();
     let result: Awaited<ReturnType<typeof storeBatch>> | null = null;
     let taken = 0;
+    const storedIds: number[] = [];
     await db.transaction().execute(async (trx) => {
       const hasParser = deps.parser() !== null;
+      // Rows whose parse failed wait for their retry (backing off) without holding back the rows after them.
+      const waiting = [...retryAt].filter(([, at]) => at > now).map(([id]) => id);
       const claimed = await sql<QueuedRow>`SELECT id, kind, size, attempts FROM inbound
-        WHERE status = 'queued' ${hasParser ? sql`` : sql`AND kind = 'api'`}
+        WHERE status = 'queued' ${hasParser ? sql`` : sql`AND kind = 'api'`} AND NOT (id = ANY(${waiting}::bigint[]))
         ORDER BY id LIMIT ${BATCH_ROWS} FOR UPDATE SKIP LOCKED`.execute(trx);
       const picked: QueuedRow[] = [];
       let bytes = 0;
       for (const r of claimed.rows) {
-        if ((retryAt.get(r.id) ?? 0) > now) continue;
         if (picked.length > 0 && bytes + r.size > BATCH_BYTES) break;
         picked.push(r);
         bytes += r.size;
@@ -108,6 +110,11 @@ export function createPgIngestWorker(deps: {
         Promise.all(rows.map((row) => parse(row).catch((err) => { if (!stopped) failure(row.id, err); return null; }))),
         stopping,
       ]);
+      // Locks in the order every writer of mail takes them, so none waits on another in a cycle: the
+      // update-marker row first (markers.ts; the writer takes its markers under it), then blob rows,
+      // then the mailbox rows storeBatch updates, in id order (see lockMailboxes). Parsing is done
+      // by now: no other writer waits on the marker while a message is parsed.
+      await deps.markers.ready(trx);
       const prepared: ParsedRaw[] = [];
       for (const p of parsed) {
         if (!p) continue;
@@ -124,17 +131,15 @@ export function createPgIngestWorker(deps: {
           failure(p.id, err);
         }
       }
-      // Locks in the order every writer of mail takes them, so none waits on another in a cycle: the
-      // update-marker row first (markers.ts; the writer takes its markers under it), then the
-      // mailbox rows storeBatch updates, in id order (see lockMailboxes).
-      await deps.markers.ready(trx);
       const boxes = [...prepared.flatMap((p) => p.targets), ...(await store.load(trx, apiIds)).flatMap((r) => JSON.parse(r.targets) as Target[])]
         .flatMap((t) => t.mailboxIds);
       await lockMailboxes(trx, boxes);
       result = await storeBatch(trx, { store, writer, events }, { apiIds, prepared, failed }, now);
+      storedIds.push(...prepared.map((p) => p.id), ...failed.filter((f) => f.final).map((f) => f.id));
     });
     if (taken === 0) return 0;
     void count();
+    for (const id of storedIds) retryAt.delete(id);
     // Committed. The scratch files moved into the table go (a later parse of the same content writes its own).
     for (const sha256 of moved) await files.remove(files.blobPath(sha256));
     const r = result as Awaited<ReturnType<typeof storeBatch>> | null;
