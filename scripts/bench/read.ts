@@ -15,17 +15,23 @@
  * main thread); --main=FILE picks another entry.
  *
  * Usage: node --import tsx scripts/bench/read.ts [DIR] [--seconds=10] [--connections=50] [--emails=N]
- *          [--only=first_page,deep_cursor,search,sync] [--main=FILE]
+ *          [--only=first_page,deep_cursor,search,sync] [--main=FILE] [--database=sqlite|postgres|both]
  * Without DIR, seeds a temporary dir with N emails first (default 20,000) and removes it after.
- * Bounded: four scenarios of SECONDS each. Prints one JSON line.
+ * --database=postgres copies the seeded database into a fresh one on a durable local PostgreSQL
+ * cluster (copy-to-postgres.ts, bench-postgres.ts) and runs the server on it (MAILSTEAD_DATABASE_URL,
+ * an empty data dir of its own); `both` runs SQLite mode, then PostgreSQL mode on the same mail,
+ * and prints them side by side with PostgreSQL's req/s as a fraction of SQLite's.
+ * Bounded: four scenarios of SECONDS each per mode. Prints one JSON line.
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
 import Database from 'better-sqlite3';
 import { encodeListCursor } from '../../src/emails/cursor.js';
+import { benchPostgres, databaseOption, modesOf, stopBenchPostgres, type BenchPostgres } from './bench-postgres.js';
+import { copyToPostgres } from './copy-to-postgres.js';
 import { benchEnv, ROOT, serverArgs, startEnv } from './email-bench-server.js';
 
 const positional = process.argv.slice(2).filter((a) => !a.startsWith('--'));
@@ -34,6 +40,7 @@ const SECONDS = Number(args.get('seconds') ?? 10);
 const CONNECTIONS = Number(args.get('connections') ?? 50);
 const ONLY = args.get('only')?.split(',');
 const MAIN = serverArgs(args.get('main'));
+const DATABASE = databaseOption(args.get('database'));
 
 const temporary = positional.length === 0;
 const dataDir = positional[0] ?? mkdtempSync(join(tmpdir(), 'mailstead-bench-read-'));
@@ -68,9 +75,10 @@ function cpuMs(pid: number): { total: number; system: number; main: number } | n
   }
 }
 
-/** Starts the server on the data dir and resolves once it logged its HTTP port (60 s at most). */
-function startServer(): Promise<{ pid: number; base: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, MAIN, { cwd: ROOT, env: { ...process.env, ...startEnv(), ...benchEnv(dataDir) }, stdio: ['ignore', 'pipe', 'inherit'] });
+/** Starts the server on `dir` (and PostgreSQL's `databaseUrl`) and resolves once it logged its HTTP port (60 s at most). */
+function startServer(dir: string, databaseUrl: string | null): Promise<{ pid: number; base: string; stop(): Promise<void> }> {
+  const env = { ...process.env, ...startEnv(), ...benchEnv(dir), ...(databaseUrl ? { MAILSTEAD_DATABASE_URL: databaseUrl } : {}) };
+  const child = spawn(process.execPath, MAIN, { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   return new Promise((resolve, reject) => {
     let out = '';
@@ -95,16 +103,16 @@ function startServer(): Promise<{ pid: number; base: string; stop(): Promise<voi
 /** Seconds of unmeasured load before each scenario. */
 const WARMUP_SECONDS = 2;
 
-const server = await startServer();
-const results: Record<string, unknown> = {};
-try {
-  const scenarios: Array<[string, () => string]> = [
+/** The four scenarios against a running server; CPU per request includes PostgreSQL's processes in PostgreSQL mode. */
+async function scenarios(server: { pid: number; base: string }, database: BenchPostgres | null): Promise<Record<string, unknown>> {
+  const results: Record<string, unknown> = {};
+  const list: Array<[string, () => string]> = [
     ['first_page', () => '/api/v1/emails?per_page=25'],
     ['deep_cursor', () => `/api/v1/emails?per_page=25&cursor=${pick(cursors)}`],
     ['search', () => '/api/v1/emails?per_page=25&q=zephyrine'],
     ['sync', () => `/api/v1/emails/sync?per_page=25&since=${pick(sinces)}`],
   ];
-  for (const [name, path] of scenarios) {
+  for (const [name, path] of list) {
     if (ONLY && !ONLY.includes(name)) continue;
     const check = await fetch(server.base + path(), { headers: { authorization: `Bearer ${key}` } });
     const body = await check.json() as { data?: unknown[] };
@@ -116,22 +124,85 @@ try {
       requests: [{ method: 'GET', headers: { authorization: `Bearer ${key}` }, setupRequest: (req) => ({ ...req, path: path() }) }],
     });
     const cpuBefore = cpuMs(server.pid);
+    const pgBefore = database?.cpuMs() ?? null;
     const r = await autocannon({
       url: server.base, connections: CONNECTIONS, duration: SECONDS,
       requests: [{ method: 'GET', headers: { authorization: `Bearer ${key}` }, setupRequest: (req) => ({ ...req, path: path() }) }],
     });
     const cpuAfter = cpuMs(server.pid);
+    const pgAfter = database?.cpuMs() ?? null;
     const perReq = (ms: number) => Math.round((ms * 1000) / Math.max(r['2xx'], 1));
     const cpu = cpuBefore === null || cpuAfter === null ? {} : {
       server_cpu_us_per_req: perReq(cpuAfter.total - cpuBefore.total),
       server_sys_us_per_req: perReq(cpuAfter.system - cpuBefore.system),
       main_thread_cpu_us_per_req: perReq(cpuAfter.main - cpuBefore.main),
+      ...(pgBefore !== null && pgAfter !== null ? { postgres_cpu_us_per_req: perReq(pgAfter - pgBefore) } : {}),
     };
     results[name] = { req_per_s: Math.round(r['2xx'] / SECONDS), non_2xx: r.non2xx, errors: r.errors, latency_ms: { p50: r.latency.p50, p99: r.latency.p99, max: r.latency.max }, ...cpu };
   }
-} finally {
-  await server.stop();
+  return results;
 }
-const bytes = statSync(join(dataDir, 'mailstead.db')).size;
-console.log(JSON.stringify({ bench: 'read', server: MAIN.join(' '), emails, seconds: SECONDS, connections: CONNECTIONS, ...results, db_bytes_per_email: Math.round(bytes / Math.max(emails, 1)) }));
-if (temporary) rmSync(dataDir, { recursive: true, force: true });
+
+/** One mode: SQLite on the seeded dir, or PostgreSQL on a copy of it; its figures and database bytes per email. */
+async function runMode(mode: 'sqlite' | 'postgres'): Promise<Record<string, unknown>> {
+  const loadBefore = loadavg()[0];
+  if (mode === 'sqlite') {
+    const server = await startServer(dataDir, null);
+    let results;
+    try {
+      results = await scenarios(server, null);
+    } finally {
+      await server.stop();
+    }
+    const bytes = statSync(join(dataDir, 'mailstead.db')).size;
+    return { database: 'sqlite', ...results, db_bytes_per_email: Math.round(bytes / Math.max(emails, 1)), load_average: { before: loadBefore, after: loadavg()[0] } };
+  }
+  const database = await benchPostgres();
+  const serverDir = mkdtempSync(join(tmpdir(), 'mailstead-bench-read-pg-'));
+  try {
+    const copyStarted = performance.now();
+    const copied = await copyToPostgres(join(dataDir, 'mailstead.db'), database.url);
+    const copySeconds = Math.round((performance.now() - copyStarted) / 100) / 10;
+    process.stderr.write(`copied to PostgreSQL in ${copySeconds} s: ${JSON.stringify(copied)}\n`);
+    const server = await startServer(serverDir, database.url);
+    let results;
+    try {
+      results = await scenarios(server, database);
+    } finally {
+      await server.stop();
+    }
+    const bytes = await database.size();
+    return { database: 'postgres', ...results, db_bytes_per_email: Math.round(bytes / Math.max(emails, 1)), copy_seconds: copySeconds, load_average: { before: loadBefore, after: loadavg()[0] } };
+  } finally {
+    rmSync(serverDir, { recursive: true, force: true });
+    await database.drop().catch(() => undefined);
+  }
+}
+
+/** PostgreSQL's req/s as a fraction of SQLite's, per scenario (issue 36 asks for at least 0.5). */
+function ratios(sqlite: Record<string, unknown>, postgres: Record<string, unknown>): Record<string, number> {
+  const rate = (r: unknown) => (r as { req_per_s?: number } | undefined)?.req_per_s;
+  const out: Record<string, number> = {};
+  for (const name of ['first_page', 'deep_cursor', 'search', 'sync']) {
+    const a = rate(sqlite[name]);
+    const b = rate(postgres[name]);
+    if (a && b !== undefined) out[name] = Math.round((b / a) * 100) / 100;
+  }
+  return out;
+}
+
+const head = { bench: 'read', server: MAIN.join(' '), emails, seconds: SECONDS, connections: CONNECTIONS };
+try {
+  if (DATABASE === 'both') {
+    const sqlite = await runMode('sqlite');
+    // A PostgreSQL mode that fails still leaves SQLite's figures printed.
+    const postgres = await runMode('postgres').catch((err: Error) => ({ database: 'postgres', error: err.message.slice(0, 500) }));
+    console.log(JSON.stringify({ ...head, database: 'both', sqlite, postgres, postgres_over_sqlite: ratios(sqlite, postgres) }));
+  } else {
+    const [mode] = modesOf(DATABASE);
+    console.log(JSON.stringify({ ...head, ...(await runMode(mode)) }));
+  }
+} finally {
+  stopBenchPostgres();
+  if (temporary) rmSync(dataDir, { recursive: true, force: true });
+}

@@ -1,10 +1,12 @@
 import { sql } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
-import { jsonList } from '../db/json-list.js';
+import { dialectOf } from '../db/dialect.js';
+import { jsonList, listOf } from '../db/json-list.js';
 import type { ImapSummary } from '../imap/summary.js';
 import { fits } from '../ingest/commits.js';
 import type { MailChanges } from './changes.js';
+import { pgSearchOfFtsMatch, tsquery } from './pg-search.js';
 import { summaryQueries } from './summary-rows.js';
 import { folderStore, type FolderRow } from './folder-store.js';
 import type { Markers } from './markers.js';
@@ -59,8 +61,9 @@ export interface AppendInput {
 export class OverQuotaError extends Error {}
 
 const ENTRY = sql`id, uid, flags, read_at IS NOT NULL AS read, updated_seq AS modseq`;
-type EntryRow = { id: number; uid: number; flags: string; read: number; modseq: number };
-const entry = (r: EntryRow): FolderEntry => ({ id: r.id, uid: r.uid, flags: r.flags, read: r.read === 1, modseq: r.modseq });
+// `read` is 0/1 on SQLite and a boolean on PostgreSQL.
+type EntryRow = { id: number; uid: number; flags: string; read: number | boolean; modseq: number };
+const entry = (r: EntryRow): FolderEntry => ({ id: r.id, uid: r.uid, flags: r.flags, read: r.read === 1 || r.read === true, modseq: r.modseq });
 
 /**
  * The folder view of stored mail that IMAP needs (DECISIONS.md section 14): the messages of a
@@ -108,17 +111,20 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
       if (ids.length === 0) return new Map();
       const r = await sql<EntryRow & { received_at: number; inbound_id: number | null }>`SELECT ${ENTRY}, received_at,
         (SELECT inbound_id FROM email_contents WHERE email_id = emails.id) AS inbound_id
-        FROM emails WHERE id IN ${jsonList(ids)} AND mailbox_id = ${mailboxId} AND deleted_at IS NULL`.execute(db);
+        FROM emails WHERE id IN ${listOf(db, ids)} AND mailbox_id = ${mailboxId} AND deleted_at IS NULL`.execute(db);
       return new Map(r.rows.map((x) => [x.id, { ...entry(x), receivedAt: x.received_at, inboundId: x.inbound_id }]));
     },
 
     ...summaryQueries(db, store),
 
     /** Counts of a folder for STATUS. */
-    counts: (mailboxId: number, folder: string) =>
-      sql<{ messages: number; unseen: number; size: number; deleted: number }>`SELECT count(*) AS messages, coalesce(sum(read_at IS NULL), 0) AS unseen,
+    counts: (mailboxId: number, folder: string) => (dialectOf(db) === 'postgres'
+      ? sql<{ messages: number; unseen: number; size: number; deleted: number }>`SELECT count(*) AS messages, count(*) FILTER (WHERE read_at IS NULL) AS unseen,
+        coalesce(sum(size), 0) AS size, count(*) FILTER (WHERE strpos(' ' || flags || ' ', ' \\Deleted ') > 0) AS deleted
+        FROM emails WHERE mailbox_id = ${mailboxId} AND folder = ${folder} AND deleted_at IS NULL`.execute(db).then((r) => r.rows[0])
+      : sql<{ messages: number; unseen: number; size: number; deleted: number }>`SELECT count(*) AS messages, coalesce(sum(read_at IS NULL), 0) AS unseen,
         coalesce(sum(size), 0) AS size, coalesce(sum(instr(' ' || flags || ' ', ' \\Deleted ') > 0), 0) AS deleted
-        FROM emails WHERE mailbox_id = ${mailboxId} AND folder = ${folder} AND deleted_at IS NULL`.execute(db).then((r) => r.rows[0]),
+        FROM emails WHERE mailbox_id = ${mailboxId} AND folder = ${folder} AND deleted_at IS NULL`.execute(db).then((r) => r.rows[0])),
 
     /**
      * Writes new stored flags (not \Seen) of messages, each with a new marker; with `unchangedSince`
@@ -136,6 +142,7 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
           if (unchangedSince !== undefined) q = q.where('updated_seq', '<=', unchangedSince);
           if (Number((await q.executeTakeFirst()).numUpdatedRows) === 1) done.set(c.id, marker);
         }
+        await markers.flush(trx);
       });
       if (done.size > 0) changed(mailboxId);
       return done;
@@ -150,6 +157,7 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
           await trx.updateTable('emails').set({ read_at: null, updated_seq: markers.next() })
             .where('id', '=', id).where('mailbox_id', '=', mailboxId).where('read_at', 'is not', null).where('deleted_at', 'is', null).execute();
         }
+        await markers.flush(trx);
       });
       changed(mailboxId);
     },
@@ -172,6 +180,7 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
             .where('id', '=', id).where('mailbox_id', '=', mailboxId).where('deleted_at', 'is', null).execute();
           uids.push(first + i);
         }
+        await markers.flush(trx);
       });
       changed(mailboxId);
       return uids;
@@ -210,6 +219,7 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
           uids.push(first + i);
         }
         if (added > 0) await trx.updateTable('mailboxes').set({ used_bytes: sql`used_bytes + ${added}` }).where('id', '=', mailboxId).execute();
+        await markers.flush(trx);
       });
       changed(mailboxId);
       return uids;
@@ -246,6 +256,7 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
         await store.saveImap(trx, [{ email_id: id, ...m.imap }]);
         await store.indexFts(trx, [{ rowid: id, subject: m.subject, body: text.slice(0, INDEXED_BODY_CHARS), from_email: m.fromEmail, from_name: m.fromName ?? '' }]);
         await trx.updateTable('mailboxes').set({ used_bytes: sql`used_bytes + ${m.raw.length}` }).where('id', '=', mailboxId).execute();
+        await markers.flush(trx);
         return uid;
       });
       changed(mailboxId);
@@ -255,6 +266,14 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
     /** Ids among `ids` whose indexed subject, body or sender match a full-text expression (fts.ts). */
     async ftsMatching(match: string, ids: number[]): Promise<Set<number>> {
       if (ids.length === 0) return new Set();
+      if (dialectOf(db) === 'postgres') {
+        // The document holds all four fields, weighted by field (pg-store.ts): BODY keeps to the body's (B).
+        const { search, bodyOnly } = pgSearchOfFtsMatch(match);
+        if (search === null) return new Set();
+        const document = bodyOnly ? sql`ts_filter(document, '{b}')` : sql`document`;
+        const r = await sql<{ email_id: number }>`SELECT email_id FROM emails_fts WHERE email_id = ANY(${ids}::bigint[]) AND ${document} @@ ${tsquery(search)}`.execute(db);
+        return new Set(r.rows.map((x) => Number(x.email_id)));
+      }
       const r = await sql<{ rowid: number }>`SELECT rowid FROM emails_fts WHERE emails_fts MATCH ${match} AND rowid IN ${jsonList(ids)}`.execute(db);
       return new Set(r.rows.map((x) => x.rowid));
     },
@@ -293,6 +312,7 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
         for (const r of rows) {
           await trx.updateTable('emails').set({ folder: to + r.folder.slice(from.length), updated_seq: markers.next() }).where('id', '=', r.id).execute();
         }
+        await markers.flush(trx);
       });
       changed(mailboxId);
     },

@@ -59,6 +59,13 @@ export const folderStore = {
    * answers the first UID of each; mailboxes without the folder are missing from the answer.
    */
   async reserveUids(db: Db, folder: string, counts: Map<number, number>): Promise<Map<number, number>> {
+    if (dialectOf(db) === 'postgres') {
+      const r = await sql<{ mailbox_id: number; uidnext: number }>`UPDATE folders SET uidnext = folders.uidnext + j.n
+        FROM unnest(${[...counts.keys()]}::bigint[], ${[...counts.values()]}::bigint[]) AS j(mailbox_id, n)
+        WHERE folders.mailbox_id = j.mailbox_id AND folders.name = ${folder}
+        RETURNING folders.mailbox_id, folders.uidnext`.execute(db);
+      return new Map(r.rows.map((x) => [Number(x.mailbox_id), Number(x.uidnext) - counts.get(Number(x.mailbox_id))!]));
+    }
     const pairs = JSON.stringify([...counts]);
     const r = await sql<{ mailbox_id: number; uidnext: number }>`UPDATE folders SET uidnext = folders.uidnext + (j.value ->> 1)
       FROM json_each(${pairs}) AS j WHERE folders.mailbox_id = (j.value ->> 0) AND folders.name = ${folder}

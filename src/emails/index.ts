@@ -49,6 +49,7 @@ export function installEmails(core: Core, deps: { resolve: RecipientResolver; ev
       for (const id of await store.inboundOf(trx, part)) inboundIds.add(id);
       await store.tombstone(trx, part, now, () => markers.next());
     }
+    await markers.flush(trx);
     await ingestStore.dropReservations(trx, mailboxIds);
     await folderStore.removeOfMailboxes(trx, mailboxIds);
     // Raw files of dropped rows are left to the orphan sweep: this transaction may still roll back.

@@ -1,5 +1,7 @@
+import { sql } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
+import { dialectOf, type Dialect } from '../db/dialect.js';
 
 /** Counter values per millisecond in an update marker. */
 export const MARKER_SCALE = 1000;
@@ -17,11 +19,20 @@ export const newMarkerCell = (): MarkerCell => new BigInt64Array(new SharedArray
  * lock, so commit order is marker order: a reader never sees a marker appear below one it already
  * saw. The server's connection and the storage thread's both write, so the last marker lives in a
  * shared cell and is advanced atomically. Time that goes backwards cannot make a marker go backwards.
+ *
+ * On PostgreSQL several nodes write at once, so the newest marker lives in the one-row table
+ * `email_marker` (migration 013): `ready(trx)` locks that row (`FOR UPDATE`, held to the end of
+ * the transaction) and raises the cell to it on every call, and `flush(trx)` writes the cell back
+ * before the commit. Writers on any node thus take markers one transaction at a time, in commit
+ * order. A transaction that rolls back leaves the cell ahead of the row, which only skips markers.
  */
 export function createMarkers(clock: Clock, loadMax: (db: Db) => Promise<number>, opts: { cell?: MarkerCell; loaded?: boolean } = {}) {
   const cell = opts.cell ?? newMarkerCell();
   let loaded = opts.loaded ?? false;
   let loading: Promise<void> | null = null;
+  // One server's markers serve one database: its dialect is read once (on SQLite, ready() stays a flag check).
+  let dialect: Dialect | null = null;
+  const onPostgres = (db: Db) => (dialect ??= dialectOf(db)) === 'postgres';
 
   /** Raises the cell to at least `value`. */
   function raise(value: bigint): bigint {
@@ -32,7 +43,14 @@ export function createMarkers(clock: Clock, loadMax: (db: Db) => Promise<number>
     }
   }
 
-  return {
+  /** PostgreSQL: locks the marker row until the transaction ends and raises the cell to its value. */
+  async function lockPostgres(trx: Db): Promise<void> {
+    const r = await sql<{ value: number }>`SELECT value FROM email_marker WHERE id = 1 FOR UPDATE`.execute(trx);
+    raise(BigInt(r.rows[0]?.value ?? 0));
+    loaded = true;
+  }
+
+  const markers = {
     /** The cell to hand a second writer (with `loaded: true` once `ready` resolved here). */
     cell,
     /**
@@ -40,9 +58,25 @@ export function createMarkers(clock: Clock, loadMax: (db: Db) => Promise<number>
      * transaction in hand if there is one.
      */
     ready(db: Db): Promise<void> {
+      if (onPostgres(db)) return lockPostgres(db);
       if (loaded) return Promise.resolve();
       loading ??= loadMax(db).then((max) => { raise(BigInt(max)); loaded = true; });
       return loading;
+    },
+    /**
+     * Before a writing transaction that called `ready` commits: on PostgreSQL writes the newest
+     * marker back to the row `ready` locked; on SQLite nothing (the cell is the truth there).
+     */
+    async flush(db: Db): Promise<void> {
+      if (!onPostgres(db)) return;
+      await sql`UPDATE email_marker SET value = greatest(value, ${Number(Atomics.load(cell, 0))}::bigint) WHERE id = 1`.execute(db);
+    },
+    /** Runs `fn` between `ready(trx)` and `flush(trx)` (`trx` must be a transaction on PostgreSQL). */
+    async within<T>(trx: Db, fn: () => Promise<T>): Promise<T> {
+      await markers.ready(trx);
+      const out = await fn();
+      await markers.flush(trx);
+      return out;
     },
     /** The next marker (after `ready`). */
     next(): number {
@@ -55,6 +89,7 @@ export function createMarkers(clock: Clock, loadMax: (db: Db) => Promise<number>
       }
     },
   };
+  return markers;
 }
 export type Markers = ReturnType<typeof createMarkers>;
 

@@ -1,7 +1,7 @@
 import { encodeListCursor, encodeSyncCursor } from './cursor.js';
 import { markerTime } from './markers.js';
 import { newestHitsSync, plainPrefix } from './search.js';
-import { G, L, S, type EmailReads, type EmailRow, type ListFilter, type ListRow, type Position, type SyncRow } from './store.js';
+import { G, L, S, type AttachmentRow, type EmailReads, type EmailRow, type ListFilter, type ListRow, type Position, type SyncRow } from './store.js';
 
 /*
  * The reading side of the emails API as synchronous functions of the read queries (store.ts
@@ -66,7 +66,7 @@ export function listItem(r: ListRow | EmailRow | SyncRow) {
 export const visibleFlags = (stored: string): string[] => (stored === '' ? [] : stored.split(' ').filter((f) => f !== '\\Deleted'));
 
 /** A change as a sync item: a tombstone for deleted mail, else the list item with updated_at (last). */
-function syncItem(r: SyncRow) {
+export function syncItem(r: SyncRow) {
   const deletedAt = r[S.deleted_at];
   const updatedAt = iso(markerTime(r[S.updated_seq]));
   if (deletedAt !== null) return { id: r[L.id], mailbox_id: r[L.mailbox_id], deleted: true, deleted_at: iso(deletedAt), updated_at: updatedAt };
@@ -132,32 +132,42 @@ function cheaperMatch(r: EmailReads, q: ListQuery): ListQuery {
 }
 
 /**
- * One page of the tenant's mail, newest first, by keyset over (received_at, id): a cursor is a
- * position, so rows arriving between pages never shift what comes next. The page's ids are found
- * first (index or FTS walk) and only then are its rows read.
+ * A page made of the rows read for it (up to perPage + 1, nearest to the position first): its
+ * items and cursors, and the one question left, whether rows lie beyond its near edge (`probe`;
+ * when they do, `probe.cursor` is the cursor the meta lacks).
  */
-export function listEmails(r: EmailReads, query: ListQuery) {
-  const q = cheaperMatch(r, query);
-  const { pos, perPage } = q;
+export function pageOf(rows: ListRow[], pos: Position | null, perPage: number) {
   const meta: PageMeta = { next_cursor: null, prev_cursor: null, per_page: perPage };
-  const rows = pageRows(r, q);
   const more = rows.length > perPage;
   const page = rows.slice(0, perPage);
   if (pos?.side === 'above') page.reverse();
   const data = page.map(listItem);
   const first = page.length ? keyOf(page[0]) : undefined;
   const last = page.length ? keyOf(page[page.length - 1]) : undefined;
+  let probe: { pos: Position; cursor: { prev_cursor: string } | { next_cursor: string } } | null = null;
   if (!pos) {
     if (more) meta.next_cursor = next(last!);
   } else if (pos.side === 'below') {
     if (more) meta.next_cursor = next(last!);
     const edge = first ?? { received_at: pos.receivedAt, id: pos.id };
-    if (anyBeyond(r, q, at(edge, 'above'))) meta.prev_cursor = prev(edge);
+    probe = { pos: at(edge, 'above'), cursor: { prev_cursor: prev(edge) } };
   } else {
     if (more) meta.prev_cursor = prev(first!);
     const edge = last ?? { received_at: pos.receivedAt, id: pos.id };
-    if (anyBeyond(r, q, at(edge, 'below'))) meta.next_cursor = next(edge);
+    probe = { pos: at(edge, 'below'), cursor: { next_cursor: next(edge) } };
   }
+  return { data, meta, probe };
+}
+
+/**
+ * One page of the tenant's mail, newest first, by keyset over (received_at, id): a cursor is a
+ * position, so rows arriving between pages never shift what comes next. The page's ids are found
+ * first (index or FTS walk) and only then are its rows read.
+ */
+export function listEmails(r: EmailReads, query: ListQuery) {
+  const q = cheaperMatch(r, query);
+  const { data, meta, probe } = pageOf(pageRows(r, q), q.pos, q.perPage);
+  if (probe && anyBeyond(r, q, probe.pos)) Object.assign(meta, probe.cursor);
   return { data, meta };
 }
 
@@ -167,20 +177,27 @@ export function listEmails(r: EmailReads, query: ListQuery) {
  * cursor is just the last marker served.
  */
 export function syncEmails(r: EmailReads, q: SyncQuery) {
-  const rows = r.syncPage(q.tenantId, q.from, q.perPage + 1, q.mailboxId);
-  const more = rows.length > q.perPage;
-  const page = rows.slice(0, q.perPage);
+  return syncPageOf(r.syncPage(q.tenantId, q.from, q.perPage + 1, q.mailboxId), q.perPage);
+}
+
+/** A sync page made of the rows read for it (up to perPage + 1, oldest change first). */
+export function syncPageOf(rows: SyncRow[], perPage: number) {
+  const more = rows.length > perPage;
+  const page = rows.slice(0, perPage);
   const data = page.map(syncItem);
   const last = page[page.length - 1];
-  const meta: PageMeta = { next_cursor: more ? encodeSyncCursor({ marker: last[S.updated_seq] }) : null, prev_cursor: null, per_page: q.perPage };
+  const meta: PageMeta = { next_cursor: more ? encodeSyncCursor({ marker: last[S.updated_seq] }) : null, prev_cursor: null, per_page: perPage };
   return { data, meta };
 }
 
 /** A live email of the tenant with everything DECISIONS.md section 8 lists, or null. */
 export function getEmail(r: EmailReads, tenantId: number, id: number) {
   const e = r.get(tenantId, id);
-  if (!e) return null;
-  const attachments = r.attachmentsOf(id);
+  return e ? emailData(e, r.attachmentsOf(id)) : null;
+}
+
+/** A stored email with its attachments as Get's `data`. */
+export function emailData(e: EmailRow, attachments: AttachmentRow[]) {
   const authText = e[G.auth];
   const auth = authText ? JSON.parse(authText) as Record<string, unknown> : {};
   const readAt = e[L.read_at];

@@ -1,7 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { dialectOf } from '../db/dialect.js';
-import { notPorted } from '../db/not-ported.js';
 import { databaseFileOf, onDestroy, readerOf } from '../db/reader.js';
 import { notFound } from '../errors.js';
 import type { MailChanges } from './changes.js';
@@ -9,6 +8,9 @@ import type { EventRecorder } from '../webhooks/events.js';
 import { decodeListCursor, decodeSyncCursor } from './cursor.js';
 import { ftsMatch } from './fts.js';
 import { markerAt, type Markers } from './markers.js';
+import { createPgEmailReads, type PgEmailReadsRoot } from './pg-reads.js';
+import { runPgReadJob } from './pg-reading.js';
+import { encodePgSearch, pgSearch } from './pg-search.js';
 import { createReadPool, defaultReadThreads, type ReadPool } from './read-pool.js';
 import { runReadJob, type ListQuery, type PageMeta, type ReadJob, type SyncQuery } from './reading.js';
 import { createEmailReads, type EmailReads, type EmailStore, type Position } from './store.js';
@@ -41,15 +43,17 @@ export interface SyncRequest {
  * A list request decoded (cursor, search text), or the answer itself when the text has nothing
  * searchable in it (it matches nothing). Refuses a malformed cursor with 422.
  */
-function listQuery(tenantId: number, r: ListRequest): { query: ListQuery } | { empty: { data: never[]; meta: PageMeta } } {
+function listQuery(tenantId: number, r: ListRequest, postgres: boolean): { query: ListQuery } | { empty: { data: never[]; meta: PageMeta } } {
   const filter = { tenantId, mailboxId: r.mailboxId, folder: r.folder, unread: r.unread, since: r.since, before: r.before };
   const cursor = r.cursor ? decodeListCursor(r.cursor) : null;
   const searched = r.q !== undefined && r.q.trim() !== '';
-  const match = searched ? ftsMatch(r.q!) : null;
+  const match = !searched ? null : postgres ? encodeIfAny(pgSearch(r.q!)) : ftsMatch(r.q!);
   if (searched && match === null) return { empty: { data: [], meta: { next_cursor: null, prev_cursor: null, per_page: r.perPage } } };
   const pos: Position | null = cursor ? { receivedAt: cursor.receivedAt, id: cursor.id, side: cursor.direction === 'next' ? 'below' : 'above' } : null;
   return { query: { filter, match, pos, perPage: r.perPage } };
 }
+
+const encodeIfAny = (s: ReturnType<typeof pgSearch>) => (s === null ? null : encodePgSearch(s));
 
 /** A sync request decoded; refuses a malformed cursor with 422. */
 const syncQuery = (tenantId: number, r: SyncRequest): SyncQuery => ({
@@ -60,15 +64,19 @@ const syncQuery = (tenantId: number, r: SyncRequest): SyncQuery => ({
 });
 
 /**
- * Reading, marking and deleting stored mail, and sync. Reads run as prepared statements on a
- * read-only connection of their own (src/db/reader.ts) and, in the built server, in reader threads
- * (read-pool.ts); either way they answer with the JSON text of the response body (reading.ts).
+ * Reading, marking and deleting stored mail, and sync. On SQLite reads run as prepared statements
+ * on a read-only connection of their own (src/db/reader.ts) and, in the built server, in reader
+ * threads (read-pool.ts); on PostgreSQL as queries on the pool (pg-reads.ts). Either way they
+ * answer with the JSON text of the response body (reading.ts).
  */
 export function createEmailService({ db, store, markers, events, clock, changes, readThreads = defaultReadThreads() }: {
   db: Db; store: EmailStore; markers: Markers; events: EventRecorder; clock: Clock; readThreads?: number;
   /** Told of each committed read and delete (IMAP IDLE wakes on it). */
   changes?: MailChanges;
 }) {
+  const postgres = dialectOf(db) === 'postgres';
+  // On PostgreSQL the reads run on the pool, asynchronously (pg-reads.ts); the rest is SQLite's.
+  const pgReads: PgEmailReadsRoot | null = postgres ? createPgEmailReads(db) : null;
   let reads: EmailReads | null = null;
   let pool: ReadPool | null = null;
   let starting: Promise<EmailReads> | null = null;
@@ -76,8 +84,6 @@ export function createEmailService({ db, store, markers, events, clock, changes,
   /** The read queries on this thread, and the reader threads, set up on first use. */
   function ready(): EmailReads | Promise<EmailReads> {
     if (reads) return reads;
-    // The reads are prepared statements on SQLite read connections; their PostgreSQL twin is to come.
-    if (dialectOf(db) === 'postgres') return Promise.reject(notPorted('Reading stored mail (GET /v1/emails and the rest)'));
     starting ??= (async () => {
       const r = createEmailReads(await readerOf(db));
       if (readThreads > 0) {
@@ -93,6 +99,7 @@ export function createEmailService({ db, store, markers, events, clock, changes,
 
   /** A read job's body: from a reader thread when one is free, else run here. */
   async function body(job: ReadJob): Promise<string | null> {
+    if (pgReads) return runPgReadJob(pgReads, job);
     const r = reads ?? await ready();
     return (pool ? pool.run(job) : null) ?? runReadJob(r, job);
   }
@@ -100,7 +107,7 @@ export function createEmailService({ db, store, markers, events, clock, changes,
   return {
     /** One page of the tenant's mail, newest first (reading.ts `listEmails`), as the JSON text of the success body. */
     async listBody(tenantId: number, r: ListRequest): Promise<string> {
-      const q = listQuery(tenantId, r);
+      const q = listQuery(tenantId, r, postgres);
       if ('empty' in q) return JSON.stringify({ status: 'success', ...q.empty });
       return (await body({ op: 'list', query: q.query }))!;
     },
@@ -126,6 +133,7 @@ export function createEmailService({ db, store, markers, events, clock, changes,
         if (e.read_at !== null) return null;
         if (!(await store.markRead(trx, id, clock.now(), markers.next()))) return null;
         await events.record(trx, [{ tenantId, type: 'email.read', emailId: id, mailboxId: e.mailbox_id }]);
+        await markers.flush(trx);
         return e.mailbox_id;
       });
       if (changed !== null) changes?.committed([changed]);
@@ -140,6 +148,7 @@ export function createEmailService({ db, store, markers, events, clock, changes,
         // Soft-deleted mail is out of the user's reach, so it no longer counts against the quota.
         await store.releaseBytes(trx, e.mailbox_id, e.size);
         await events.record(trx, [{ tenantId, type: 'email.deleted', emailId: id, mailboxId: e.mailbox_id }]);
+        await markers.flush(trx);
         return e.mailbox_id;
       });
       changes?.committed([mailboxId]);

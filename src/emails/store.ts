@@ -1,7 +1,9 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../db/connection.js';
+import { dialectOf } from '../db/dialect.js';
 import { multiRowInsert } from '../db/multi-row.js';
 import type { Reader } from '../db/reader.js';
+import { pgStore } from './pg-store.js';
 import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable, EmailsTable } from './tables.js';
 
 /** What narrows a list: the tenant always, the rest when given. */
@@ -46,14 +48,16 @@ const insertFtsRows = multiRowInsert<EmailsFtsTable>('INSERT INTO emails_fts', [
 const upsertImapRows = multiRowInsert<EmailImapTable>('INSERT INTO email_imap', ['email_id', 'size', 'envelope', 'bodystructure'],
   'ON CONFLICT (email_id) DO UPDATE SET size = excluded.size, envelope = excluded.envelope, bodystructure = excluded.bodystructure');
 
-/** Every query of stored email. */
+const onPostgres = (db: Db) => dialectOf(db) === 'postgres';
+
+/** Every query of stored email (the writing ones in their PostgreSQL form from pg-store.ts there). */
 export function createEmailStore() {
   return {
     /**
      * The first id of the next emails (ids are assigned by the one writer, inside its
      * transaction, so a batch is one statement; never below a used id, even a deleted one).
      */
-    nextEmailId: (db: Db) =>
+    nextEmailId: (db: Db) => onPostgres(db) ? pgStore.nextEmailId(db) :
       sql<{ n: number }>`SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'emails'), 0), coalesce((SELECT max(id) FROM emails), 0)) + 1 AS n`
         .execute(db).then((r) => Number(r.rows[0].n)),
 
@@ -61,6 +65,7 @@ export function createEmailStore() {
     async insertEmails(db: Db, rows: NewEmailRow[]): Promise<Set<number>> {
       const stored = new Set<number>();
       if (rows.length === 0) return stored;
+      if (onPostgres(db)) return pgStore.insertEmails(db, rows);
       await insertEmailRows.run(db, rows);
       // The ids are new, so a range finds exactly the rows just inserted (one statement for any count).
       const ours = new Set(rows.map((r) => r.id));
@@ -70,15 +75,15 @@ export function createEmailStore() {
     },
 
     /** Contents rows of stored emails. */
-    insertContents: (db: Db, rows: Insertable<EmailContentsTable>[]) => insertContentRows.run(db, rows).then(() => undefined),
+    insertContents: (db: Db, rows: Insertable<EmailContentsTable>[]) => onPostgres(db) ? pgStore.insertContents(db, rows) : insertContentRows.run(db, rows).then(() => undefined),
 
-    insertAttachments: (db: Db, rows: Insertable<AttachmentsTable>[]) => insertAttachmentRows.run(db, rows).then(() => undefined),
+    insertAttachments: (db: Db, rows: Insertable<AttachmentsTable>[]) => onPostgres(db) ? pgStore.insertAttachments(db, rows) : insertAttachmentRows.run(db, rows).then(() => undefined),
 
     /** IMAP summaries of stored emails (src/imap/summary.ts), new or replacing NULLs. */
-    saveImap: (db: Db, rows: EmailImapTable[]) => (rows.length === 0 ? Promise.resolve() : upsertImapRows.run(db, rows).then(() => undefined)),
+    saveImap: (db: Db, rows: EmailImapTable[]) => (rows.length === 0 ? Promise.resolve() : onPostgres(db) ? pgStore.saveImap(db, rows) : upsertImapRows.run(db, rows).then(() => undefined)),
 
     /** Adds rows to the search index (many at once: most of the cost is per statement and per transaction). */
-    indexFts: (db: Db, rows: EmailsFtsTable[]) => insertFtsRows.run(db, rows).then(() => undefined),
+    indexFts: (db: Db, rows: EmailsFtsTable[]) => onPostgres(db) ? pgStore.indexFts(db, rows) : insertFtsRows.run(db, rows).then(() => undefined),
 
     /** The running received_at maximum of tenants. */
     searchState: (db: Db, tenantIds: number[]) =>
@@ -129,7 +134,7 @@ export function createEmailStore() {
         .then((r) => Number(r.numUpdatedRows) === 1),
 
     /** Gives a deleted email's bytes back to its mailbox's quota. */
-    releaseBytes: (db: Db, mailboxId: number, size: number) =>
+    releaseBytes: (db: Db, mailboxId: number, size: number) => onPostgres(db) ? pgStore.releaseBytes(db, mailboxId, size) :
       db.updateTable('mailboxes').set({ used_bytes: sql`max(0, used_bytes - ${size})` }).where('id', '=', mailboxId).execute(),
 
     /** The raw source of an email that came over SMTP. */
@@ -152,6 +157,7 @@ export function createEmailStore() {
      */
     async tombstone(db: Db, ids: number[], now: number, nextMarker: () => number) {
       if (ids.length === 0) return;
+      if (onPostgres(db)) return pgStore.tombstone(db, ids, now, nextMarker);
       await db.deleteFrom('emails_fts').where('rowid', 'in', ids).execute();
       await db.deleteFrom('attachments').where('email_id', 'in', ids).execute();
       await db.deleteFrom('email_contents').where('email_id', 'in', ids).execute();

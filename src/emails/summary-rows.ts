@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connection.js';
-import { jsonList } from '../db/json-list.js';
+import { listOf } from '../db/json-list.js';
 import type { ImapSummary } from '../imap/summary.js';
 import type { EmailStore } from './store.js';
 
@@ -21,7 +21,7 @@ export function summaryQueries(db: Db, store: EmailStore) {
      * reads no message bytes for these).
      */
     async summaries(mailboxId: number, which: { folder: string; fromUid: number; toUid: number } | { ids: number[] }): Promise<SummaryRow[]> {
-      const where = 'ids' in which ? sql`e.id IN ${jsonList(which.ids)}` : sql`e.folder = ${which.folder} AND e.uid BETWEEN ${which.fromUid} AND ${which.toUid}`;
+      const where = 'ids' in which ? sql`e.id IN ${listOf(db, which.ids)}` : sql`e.folder = ${which.folder} AND e.uid BETWEEN ${which.fromUid} AND ${which.toUid}`;
       const r = await sql<{ id: number; received_at: number; size: number | null; envelope: string | null; bodystructure: string | null }>`
         SELECT e.id, e.received_at, i.size, i.envelope, i.bodystructure FROM emails AS e LEFT JOIN email_imap AS i ON i.email_id = e.id
         WHERE e.mailbox_id = ${mailboxId} AND ${where} AND e.deleted_at IS NULL`.execute(db);

@@ -1,6 +1,7 @@
-import type { Insertable } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
+import { dialectOf } from '../db/dialect.js';
 import type { StoredMessage } from '../ingest/message.js';
 import { folderStore } from './folder-store.js';
 import type { Markers } from './markers.js';
@@ -37,11 +38,24 @@ export interface Created {
 const CHUNK = 200;
 
 /**
+ * folderStore.reserveUids on PostgreSQL: one UPDATE for every mailbox of a folder, the counts as
+ * array parameters. Writers of emails hold the update-marker row lock (markers.ts) meanwhile.
+ */
+async function reserveUidsPostgres(trx: Db, folder: string, counts: Map<number, number>): Promise<Map<number, number>> {
+  const r = await sql<{ mailbox_id: number; uidnext: number }>`UPDATE folders SET uidnext = folders.uidnext + c.n
+    FROM unnest(${[...counts.keys()]}::bigint[], ${[...counts.values()]}::bigint[]) AS c(mailbox_id, n)
+    WHERE folders.mailbox_id = c.mailbox_id AND folders.name = ${folder}
+    RETURNING folders.mailbox_id, folders.uidnext`.execute(trx);
+  return new Map(r.rows.map((x) => [Number(x.mailbox_id), Number(x.uidnext) - counts.get(Number(x.mailbox_id))!]));
+}
+
+/**
  * A UID in its folder (INBOX unless filed elsewhere) for each copy, reserved in one statement per
  * folder; a mailbox whose folders are not made yet gets them first. A copy skipped as a duplicate
  * leaves a gap, which IMAP allows (UIDs only have to rise).
  */
-async function folderUids(trx: Db, copies: Copy[], now: number): Promise<number[]> {
+async function folderUids(trx: Db, copies: Copy[], now: number, postgres: boolean): Promise<number[]> {
+  const reserveUids = postgres ? reserveUidsPostgres : folderStore.reserveUids;
   const byFolder = new Map<string, Map<number, number>>();
   for (const c of copies) {
     const counts = byFolder.get(c.filedIn ?? 'INBOX') ?? new Map<number, number>();
@@ -50,11 +64,11 @@ async function folderUids(trx: Db, copies: Copy[], now: number): Promise<number[
   }
   const next = new Map<string, number>();
   for (const [folder, counts] of byFolder) {
-    let first = await folderStore.reserveUids(trx, folder, counts);
+    let first = await reserveUids(trx, folder, counts);
     const missing = [...counts.keys()].filter((m) => !first.has(m));
     if (missing.length > 0) {
       await folderStore.ensureDefaults(trx, missing, now);
-      const more = await folderStore.reserveUids(trx, folder, new Map(missing.map((m) => [m, counts.get(m)!])));
+      const more = await reserveUids(trx, folder, new Map(missing.map((m) => [m, counts.get(m)!])));
       first = new Map([...first, ...more]);
     }
     for (const [m, u] of first) next.set(`${folder}\u0000${m}`, u);
@@ -78,9 +92,12 @@ async function inChunks<T>(rows: T[], insert: (part: T[]) => Promise<unknown>): 
  * the index written in multi-row statements because per-statement cost dominates FTS5 inserts.
  */
 export function createEmailWriter({ store, markers, clock }: { store: EmailStore; markers: Markers; clock: Clock }) {
+  // A writer serves one database: its dialect is read once.
+  let postgres: boolean | null = null;
   return {
     async storeCopies(trx: Db, copies: Copy[]): Promise<Created[]> {
       if (copies.length === 0) return [];
+      postgres ??= dialectOf(trx) === 'postgres';
       await markers.ready(trx);
       const tenants = [...new Set(copies.map((c) => c.tenantId))];
       const state = await store.searchState(trx, tenants);
@@ -92,7 +109,7 @@ export function createEmailWriter({ store, markers, clock }: { store: EmailStore
       const created: Created[] = [];
       const now = clock.now();
       const first = await store.nextEmailId(trx);
-      const uids = await folderUids(trx, copies, now);
+      const uids = await folderUids(trx, copies, now, postgres);
       const texts = copies.map((c) => plainText(c.message.bodyText, c.message.bodyHtml));
       const rows = copies.map((c, i) => {
         const m = c.message;
@@ -144,6 +161,8 @@ export function createEmailWriter({ store, markers, clock }: { store: EmailStore
       await inChunks(fts, (p) => store.indexFts(trx, p));
       await inChunks(imap, (p) => store.saveImap(trx, p));
       for (const t of changed) await store.saveSearchState(trx, t, state.get(t)!);
+      // PostgreSQL: the newest marker back to its row before the caller commits (markers.ts); SQLite: nothing.
+      await markers.flush(trx);
       return created;
     },
   };

@@ -11,6 +11,13 @@ import { createJournal } from './journal.js';
 import { createIngestStore } from './store.js';
 import { createStorageThread } from './storage-thread.js';
 import { createOrphanSweep } from './sweep.js';
+import { createEmailStore } from '../emails/store.js';
+import { createEmailWriter } from '../emails/writer.js';
+import { createPgAcceptor } from './pg-accept.js';
+import { databaseBlobReads } from './pg-blobs.js';
+import { createPgIngestStore } from './pg-store.js';
+import { createPgBlobSweep } from './pg-sweep.js';
+import { createPgIngestWorker } from './pg-worker.js';
 import type { Ingest, QueuedRawParser, RawParser, RecipientResolver } from './types.js';
 import { createIngestWorker } from './worker.js';
 
@@ -57,43 +64,67 @@ export function createIngest(core: Core, deps: {
     setRawParser(p: RawParser, queued?: QueuedRawParser) { parser = p; queuedParser = queued ?? null; worker.wake(); },
     onForwardsQueued(listener: () => void) { forwardListeners.push(listener); },
   };
-  // On PostgreSQL the acceptance journal, the storage thread and the queue's raw files are not
-  // ported yet: every way in answers so (501 for the API; an SMTP session gets an error reply).
+  // On PostgreSQL (DECISIONS.md section 17) the acknowledgement is a group commit in the database
+  // instead of the acceptance journal, and storage runs on this thread through the pool: twins of
+  // the acceptor and the worker (pg-accept.ts, pg-worker.ts) over the same transaction bodies.
   const onPostgres = core.dialect === 'postgres';
+  let blobReads = blobs;
+  let pgWorker: ReturnType<typeof createPgIngestWorker> | null = null;
   if (onPostgres) {
-    const refuse = () => Promise.reject(notPorted('Inbound mail (SMTP and POST /v1/mail/inbound)'));
-    Object.assign(ingest, { acceptMessage: refuse, acceptRaw: refuse, overQuota: refuse });
+    const pgStore = createPgIngestStore();
+    pgWorker = createPgIngestWorker({
+      db: core.db, store: pgStore, writer: createEmailWriter({ store: createEmailStore(), markers: deps.markers, clock: core.clock }), markers: deps.markers,
+      files: blobs, clock: core.clock, logger: core.logger, parser: () => parser,
+      onHints: (h) => deps.events.notify(h),
+      onForwardsQueued: () => { for (const listener of forwardListeners) listener(); },
+      onStored: deps.onStored,
+    });
+    const woken = pgWorker;
+    const pgAcceptor = createPgAcceptor({ db: core.db, store: pgStore, resolve: deps.resolve, now: () => core.clock.now(), onCommitted: (smtp) => woken.accepted(smtp) });
+    Object.assign(ingest, {
+      acceptMessage: pgAcceptor.acceptMessage,
+      acceptRaw: pgAcceptor.acceptRaw,
+      overQuota: pgAcceptor.overQuota,
+      commitSubmissions: () => Promise.reject(notPorted('Submission (the Sent copy and the outbound queue)')),
+      setRawParser(p: RawParser) { parser = p; woken.wake(); },
+    } satisfies Partial<Ingest>);
+    // Attachments are rows of the database there: readers of stored mail get them from it.
+    blobReads = databaseBlobReads(blobs, core.db);
   }
   ingestRoutes({ registry: core.registry, ingest });
   // Read at each scrape: a backlog that keeps growing, or an in-flow delay above 0, says storage is behind.
   new Gauge({
     name: 'mailstead_ingest_backlog_messages', help: 'SMTP messages acknowledged and not yet stored',
-    registers: [core.metrics.registry], collect() { this.set(worker.backlog().messages); },
+    registers: [core.metrics.registry], collect() { this.set((pgWorker ?? worker).backlog().messages); },
   });
   new Gauge({
     name: 'mailstead_ingest_backlog_seconds', help: 'Estimated time to store the backlog with nothing else arriving',
-    registers: [core.metrics.registry], collect() { this.set(worker.backlog().seconds); },
+    registers: [core.metrics.registry], collect() { this.set((pgWorker ?? worker).backlog().seconds); },
   });
   new Gauge({
     name: 'mailstead_ingest_inflow_delay_seconds', help: 'Delay each SMTP message waits before its 250 while the backlog is past its bound',
     registers: [core.metrics.registry], collect() { this.set(worker.inflowDelayMs() / 1000); },
   });
-  const sweepOrphans = createOrphanSweep({ db: core.db, store, blobs, clock: core.clock, logger: core.logger, journalRawPaths: () => journal.pendingRawPaths() });
+  const sweepFiles = createOrphanSweep({ db: core.db, store, blobs, clock: core.clock, logger: core.logger, journalRawPaths: () => journal.pendingRawPaths() });
+  // On PostgreSQL blobs are rows (the files are scratch space, swept after them).
+  const sweepOrphans = onPostgres
+    ? createPgBlobSweep({ db: core.db, store: createPgIngestStore(), clock: core.clock, logger: core.logger, then: sweepFiles })
+    : sweepFiles;
   core.cron.add({ name: SWEEP_JOB, schedule: '17 * * * *', run: sweepOrphans });
   return {
-    ingest, worker, store, blobs, sweepOrphans,
+    ingest, worker, store, blobs: blobReads, sweepOrphans,
     /**
      * Recovers the acceptance journal (records not yet in the queue are moved first), then starts
      * the worker; the storage thread starts with the first message to commit or store.
      */
     async start(): Promise<void> {
-      if (onPostgres) return; // nothing to recover or store: see above
+      if (pgWorker) { pgWorker.start(); return; } // nothing to recover: what is queued is in the database
       await journal.open(await store.journalPosition(core.db));
       worker.start();
     },
     /** Stops the worker after its current batch, then the thread and the journal. */
     async stop(): Promise<void> {
-      if (onPostgres) return;
+      if (pgWorker) { await pgWorker.stop(); return; }
       await worker.stop();
       await thread.close();
       await journal.close();

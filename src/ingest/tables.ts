@@ -43,8 +43,27 @@ export interface JournalStateTable {
 }
 
 /** The tables of ingest. */
-export interface IngestTables {
+export interface IngestTables extends PgMailTables {
   journal_state: JournalStateTable;
   inbound: InboundTable;
   inbound_reservations: InboundReservationsTable;
+}
+
+/** PostgreSQL only (migration 013): the newest update marker handed out, one row (emails/markers.ts). */
+export interface EmailMarkerTable {
+  id: number;
+  value: number;
+}
+
+/** PostgreSQL only (migration 013): attachment contents by SHA-256 (on SQLite they are files, blobs.ts). */
+export interface BlobsTable {
+  sha256: string;
+  data: Buffer;
+  created_at: number;
+}
+
+/** The PostgreSQL-only tables of mail (migration 013). */
+export interface PgMailTables {
+  email_marker: EmailMarkerTable;
+  blobs: BlobsTable;
 }

@@ -10,6 +10,10 @@ import pg from 'pg';
  * process of its own), started on first use, with its data and unix socket in a temporary folder,
  * no TCP listener, and fsync off (it holds nothing worth keeping). Each test gets a database of
  * its own. The cluster stops, and its folder goes, when the process exits.
+ *
+ * The benchmarks start theirs with `{ durable: true }` instead: fsync, synchronous commit and full
+ * page writes on, and PostgreSQL's default 128 MB of shared buffers, as a production cluster runs,
+ * so their figures count the WAL flush every commit waits for.
  */
 
 /**
@@ -26,7 +30,14 @@ function findBin(): string {
 const BIN = findBin();
 const START_TIMEOUT_MS = 60_000;
 
+/** How the cluster of a process runs. */
+export interface ClusterOptions {
+  /** Every commit flushed to disk (fsync, synchronous_commit, full_page_writes on; 128 MB shared buffers): for benchmarks. */
+  durable?: boolean;
+}
+
 interface Cluster {
+  durable: boolean;
   dir: string;
   socketDir: string;
   server: ChildProcess;
@@ -34,6 +45,7 @@ interface Cluster {
 }
 
 let starting: Promise<Cluster> | null = null;
+let startingDurable = false;
 let running: Cluster | null = null;
 let databaseSeq = 0;
 
@@ -112,7 +124,19 @@ function sweepOrphanClusters(): void {
   }
 }
 
-async function startCluster(): Promise<Cluster> {
+/**
+ * The server settings: the tests' cluster trades durability for speed (its data is thrown away);
+ * the durable one keeps PostgreSQL's defaults for what a crash could lose.
+ */
+function settings(durable: boolean): string[] {
+  const common = ['listen_addresses=', 'max_connections=200', 'log_min_messages=warning'];
+  const speed = durable
+    ? ['fsync=on', 'synchronous_commit=on', 'full_page_writes=on', 'shared_buffers=128MB']
+    : ['fsync=off', 'synchronous_commit=off', 'full_page_writes=off', 'shared_buffers=16MB'];
+  return [...common, ...speed].flatMap((s) => ['-c', s]);
+}
+
+async function startCluster(durable: boolean): Promise<Cluster> {
   sweepOrphanClusters();
   if (!existsSync(join(BIN, 'initdb'))) {
     throw new Error(`PostgreSQL binaries not found in ${BIN} (install the postgresql package, or set MAILSTEAD_TEST_PG_BIN)`);
@@ -137,13 +161,10 @@ async function startCluster(): Promise<Cluster> {
   if (user) chownSync(log, user.uid, user.gid);
   // Spawned directly under the postgres uid (rather than through runuser) so the child is the
   // postmaster itself and a signal sent to it reaches it.
-  const server = spawn(join(BIN, 'postgres'), [
-    '-D', data, '-k', socketDir, '-c', "listen_addresses=", '-c', 'fsync=off', '-c', 'synchronous_commit=off',
-    '-c', 'full_page_writes=off', '-c', 'shared_buffers=16MB', '-c', 'max_connections=200', '-c', 'log_min_messages=warning',
-  ], { stdio: ['ignore', logFd, logFd], ...(user ?? {}), env: { ...process.env, LC_ALL: 'C' } });
+  const server = spawn(join(BIN, 'postgres'), ['-D', data, '-k', socketDir, ...settings(durable)], { stdio: ['ignore', logFd, logFd], ...(user ?? {}), env: { ...process.env, LC_ALL: 'C' } });
   closeSync(logFd);
   server.unref(); // the cluster must not keep a finished test process alive: 'exit' stops it
-  running = { dir, socketDir, server, admin: null as unknown as pg.Pool };
+  running = { durable, dir, socketDir, server, admin: null as unknown as pg.Pool };
   process.once('exit', stopCluster);
   process.once('SIGTERM', onSignal);
   process.once('SIGINT', onSignal);
@@ -154,10 +175,24 @@ async function startCluster(): Promise<Cluster> {
   return running;
 }
 
-/** The cluster of this process, started on first use. */
-export function testCluster(): Promise<Cluster> {
-  starting ??= startCluster().catch((err) => { starting = null; stopCluster(); throw err; });
+/**
+ * The cluster of this process, started on first use; the first call decides whether it is durable,
+ * and a later call asking for the other kind fails (one cluster per process).
+ */
+export function testCluster(opts: ClusterOptions = {}): Promise<Cluster> {
+  const durable = opts.durable ?? false;
+  if (starting && startingDurable !== durable) {
+    return Promise.reject(new Error(`this process already runs a ${startingDurable ? 'durable' : 'test'} cluster`));
+  }
+  startingDurable = durable;
+  starting ??= startCluster(durable).catch((err) => { starting = null; stopCluster(); throw err; });
   return starting;
+}
+
+/** Stops this process's cluster now and removes its folder (otherwise that happens at exit). */
+export function stopTestCluster(): void {
+  starting = null;
+  stopCluster();
 }
 
 /** The URL of a database on the cluster (a unix socket: `host` names its folder). */

@@ -1,7 +1,9 @@
 import { join } from 'node:path';
 import test from 'ava';
 import Database from 'better-sqlite3';
+import pg from 'pg';
 import { tempDir } from '../helpers/app.js';
+import { freshPostgresDatabase, onPostgres } from '../helpers/pg.js';
 import { runCli, startServerProcess, type ServerProcess } from '../helpers/process.js';
 
 /** A minimal HTTP client for a server child process. */
@@ -19,6 +21,28 @@ function client(server: ServerProcess, key: string) {
   };
 }
 
+/** Emails stored and queue rows still queued, read from the database the killed node used. */
+async function countRows(url: string | null, dataDir: string): Promise<{ stored: number; queued: number }> {
+  const query = { stored: 'SELECT count(*) AS n FROM emails', queued: "SELECT count(*) AS n FROM inbound WHERE status = 'queued'" };
+  if (url) {
+    const client = new pg.Client({ connectionString: url });
+    await client.connect();
+    try {
+      const n = async (text: string) => Number((await client.query<{ n: string }>(text)).rows[0]!.n);
+      return { stored: await n(query.stored), queued: await n(query.queued) };
+    } finally {
+      await client.end();
+    }
+  }
+  const db = new Database(join(dataDir, 'mailstead.db'), { readonly: true });
+  try {
+    const n = (text: string) => (db.prepare(text).get() as { n: number }).n;
+    return { stored: n(query.stored), queued: n(query.queued) };
+  } finally {
+    db.close();
+  }
+}
+
 async function poll<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs = 30_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -31,10 +55,13 @@ async function poll<T>(what: string, fn: () => Promise<T | undefined>, timeoutMs
 
 test('SIGKILL right after a burst of accepted inbound posts: after a restart every accepted message is stored exactly once', async (t) => {
   const dataDir = tempDir(t, 'mailstead-crash-');
-  let server = await startServerProcess(dataDir);
+  // In the PostgreSQL lane the node's database is a throw-away PostgreSQL one (the node is killed, not the database).
+  const url = onPostgres ? await freshPostgresDatabase(t) : null;
+  const database: Record<string, string> = url ? { MAILSTEAD_DATABASE_URL: url } : {};
+  let server = await startServerProcess(dataDir, database);
   t.teardown(() => { server.child.kill('SIGKILL'); });
-  t.is((await runCli(dataDir, ['tenant', 'create', 'crashco', '--plan', 'active'])).code, 0);
-  const key = (await runCli(dataDir, ['key', 'create', '--tenant', 'crashco', '--perms', 'read,write,inbound'])).stdout.trim();
+  t.is((await runCli(dataDir, ['tenant', 'create', 'crashco', '--plan', 'active'], database)).code, 0);
+  const key = (await runCli(dataDir, ['key', 'create', '--tenant', 'crashco', '--perms', 'read,write,inbound'], database)).stdout.trim();
   let api = client(server, key);
   const dom = await api.req('POST', '/v1/create/domain', { Domain: 'crash.example' });
   t.is(dom.status, 200);
@@ -76,14 +103,11 @@ test('SIGKILL right after a burst of accepted inbound posts: after a restart eve
   t.is(await server.exited, 'SIGKILL');
   t.true(accepted.length >= killAt);
   // At the moment of the kill, every committed message was either stored or still queued, never both.
-  const db = new Database(join(dataDir, 'mailstead.db'), { readonly: true });
-  const stored = (db.prepare('SELECT count(*) AS n FROM emails').get() as { n: number }).n;
-  const queued = (db.prepare("SELECT count(*) AS n FROM inbound WHERE status = 'queued'").get() as { n: number }).n;
-  db.close();
+  const { stored, queued } = await countRows(url, dataDir);
   t.true(stored + queued >= accepted.length);
   t.log(`at the kill: ${accepted.length} accepted, ${stored} stored, ${queued} still queued`);
 
-  server = await startServerProcess(dataDir);
+  server = await startServerProcess(dataDir, database);
   api = client(server, key);
   const subjects = await poll('all accepted mail stored', async () => {
     const seen: string[] = [];

@@ -1,7 +1,9 @@
 import test from 'ava';
+import { sql } from 'kysely';
 import { startTestApp } from '../helpers/app.js';
 import { deliver, inboundBody, listAll, makeInbox, postInbound, waitForEmails } from '../helpers/emails.js';
 import { createAlias } from '../helpers/mailboxes.js';
+import { onPostgres } from '../helpers/pg.js';
 import { PRIVATE_HOOKS, subscribeAll } from '../helpers/webhooks.js';
 
 test('an alias stores a copy per local destination and queues a forward per external one; catch-all too', async (t) => {
@@ -87,6 +89,9 @@ test('deleting a mailbox removes its stored mail, search entries and pending res
   t.is((await app.app.db.selectFrom('attachments').select('id').execute()).length, 0);
   t.is((await app.app.db.selectFrom('email_contents').select('email_id').execute()).length, 1);
   t.deepEqual((await app.get('/v1/emails?q=gone', box.key)).body.data, []);
-  const fts = await app.app.sqlite.prepare("SELECT rowid FROM emails_fts WHERE emails_fts MATCH 'gone'").all();
+  // The index entry went with the email (FTS5 on SQLite, a tsvector row on PostgreSQL).
+  const fts = onPostgres
+    ? (await sql`SELECT email_id FROM emails_fts WHERE document @@ to_tsquery('simple', 'gone')`.execute(app.app.db)).rows
+    : await app.app.sqlite.prepare("SELECT rowid FROM emails_fts WHERE emails_fts MATCH 'gone'").all();
   t.deepEqual(fts, []);
 });

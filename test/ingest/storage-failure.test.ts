@@ -1,6 +1,7 @@
 import test from 'ava';
 import { sql } from 'kysely';
 import { startTestApp } from '../helpers/app.js';
+import { onPostgres } from '../helpers/pg.js';
 import { listAll, provision, sendOn, smtpClient } from '../helpers/smtp.js';
 
 const COUNT = 300;
@@ -10,8 +11,14 @@ test('a storage transaction that fails strands no mail: once storing works again
   const app = await startTestApp(t);
   const setup = await provision(app, 'fail.test', ['box']);
   // Every storage transaction fails while this trigger exists (a full disk or a corrupt page would
-  // fail the same way); the acknowledgements do not depend on it (the journal holds the mail).
-  await sql`CREATE TRIGGER fail_storing BEFORE INSERT ON emails BEGIN SELECT RAISE(ABORT, 'storage failure injected by the test'); END`.execute(app.app.db);
+  // fail the same way); the acknowledgements do not depend on it (the journal on SQLite, the queue
+  // rows on PostgreSQL hold the mail).
+  if (onPostgres) {
+    await sql`CREATE FUNCTION fail_storing() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'storage failure injected by the test'; END $$`.execute(app.app.db);
+    await sql`CREATE TRIGGER fail_storing BEFORE INSERT ON emails FOR EACH ROW EXECUTE FUNCTION fail_storing()`.execute(app.app.db);
+  } else {
+    await sql`CREATE TRIGGER fail_storing BEFORE INSERT ON emails BEGIN SELECT RAISE(ABORT, 'storage failure injected by the test'); END`.execute(app.app.db);
+  }
 
   const raw = (n: number) => `From: a@sender.example\r\nTo: box@fail.test\r\nSubject: held ${n}\r\nMessage-ID: <held-${n}@sender.example>\r\n\r\nbody ${n}\r\n`;
   let next = 0;
@@ -31,7 +38,7 @@ test('a storage transaction that fails strands no mail: once storing works again
   await new Promise((r) => setTimeout(r, 2500));
   t.is((await listAll(app, setup.key)).length, 0, 'nothing is stored while storing fails');
 
-  await sql`DROP TRIGGER fail_storing`.execute(app.app.db);
+  await (onPostgres ? sql`DROP TRIGGER fail_storing ON emails` : sql`DROP TRIGGER fail_storing`).execute(app.app.db);
   const deadline = Date.now() + 20_000;
   let listed: any[] = [];
   while (Date.now() < deadline) {

@@ -3,6 +3,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { tempDir } from '../helpers/app.js';
+import { freshPostgresDatabase, onPostgres } from '../helpers/pg.js';
 import { runCli, startServerProcess, type ServerProcess } from '../helpers/process.js';
 import { certificate, rawSession, peerCommonName, sendOn, smtpClient } from '../helpers/smtp.js';
 
@@ -26,10 +27,10 @@ function api(port: number, key: string) {
   return { call, poll };
 }
 
-async function adminKey(dataDir: string): Promise<string> {
-  const tenant = await runCli(dataDir, ['tenant', 'create', 'crashtest', '--plan', 'active']);
+async function adminKey(dataDir: string, env: Record<string, string>): Promise<string> {
+  const tenant = await runCli(dataDir, ['tenant', 'create', 'crashtest', '--plan', 'active'], env);
   if (tenant.code !== 0) throw new Error(tenant.stderr);
-  const key = await runCli(dataDir, ['key', 'create', '--tenant', 'crashtest', '--perms', 'read,write,inbound,webhook']);
+  const key = await runCli(dataDir, ['key', 'create', '--tenant', 'crashtest', '--perms', 'read,write,inbound,webhook'], env);
   if (key.code !== 0) throw new Error(key.stderr);
   return key.stdout.trim();
 }
@@ -51,8 +52,10 @@ function message(n: number): { raw: string; body: string; attachment: number } {
 test('SIGKILL in the middle of a stream of deliveries: after a restart every 250 is stored exactly once and nothing is half-stored', async (t) => {
   t.timeout(240_000);
   const dataDir = tempDir(t);
-  const key = await adminKey(dataDir);
-  let server: ServerProcess = await startServerProcess(dataDir);
+  // In the PostgreSQL lane the node's database is a throw-away PostgreSQL one (the node is killed, not the database).
+  const database: Record<string, string> = onPostgres ? { MAILSTEAD_DATABASE_URL: await freshPostgresDatabase(t) } : {};
+  const key = await adminKey(dataDir, database);
+  let server: ServerProcess = await startServerProcess(dataDir, database);
   t.teardown(() => { server.child.kill('SIGKILL'); });
   let http = api(server.httpPort, key);
   const domain = await http.call('POST', '/v1/create/domain', { Domain: 'crash.test' });
@@ -90,7 +93,7 @@ test('SIGKILL in the middle of a stream of deliveries: after a restart every 250
   t.true(acked.size >= 150, `only ${acked.size} messages acknowledged before the kill`);
   const attempted = next;
 
-  server = await startServerProcess(dataDir);
+  server = await startServerProcess(dataDir, database);
   http = api(server.httpPort, key);
   // The worker resumes what was committed; wait until the listing holds every acknowledged message and stops growing.
   let items: any[] = [];

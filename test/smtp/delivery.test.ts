@@ -1,6 +1,8 @@
 import test from 'ava';
+import { sql } from 'kysely';
 import { startTestApp } from '../helpers/app.js';
 import { createAlias } from '../helpers/mailboxes.js';
+import { onPostgres } from '../helpers/pg.js';
 import { listAll, provision, sendMail, smtpClient, sendOn, waitForEmails } from '../helpers/smtp.js';
 
 const MESSAGE = [
@@ -166,11 +168,17 @@ test('a storage failure answers 451 4.3.0 (the sender retries) and leaves nothin
   const small = 'From: x@example.org\r\nSubject: retry me\r\nMessage-ID: <retry-1@example.org>\r\n\r\nsmall\r\n';
   // About 1 MB: past the in-memory threshold, so it is spooled to a file first.
   const large = `From: x@example.org\r\nSubject: retry me too\r\nMessage-ID: <retry-2@example.org>\r\n\r\n${Array.from({ length: 12_000 }, () => 'l'.repeat(80)).join('\r\n')}\r\n`;
-  // The acceptance journal's directory is replaced by a file: the write behind the 250 cannot happen.
+  // SQLite: the acceptance journal's directory is replaced by a file. PostgreSQL: a trigger refuses
+  // queue rows. Either way the write behind the 250 cannot happen.
   const fs = await import('node:fs');
   const journal = `${app.dataDir}/journal`;
-  fs.rmSync(journal, { recursive: true, force: true });
-  fs.writeFileSync(journal, 'not a directory');
+  if (onPostgres) {
+    await sql`CREATE FUNCTION fail_accepting() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'acceptance failure injected by the test'; END $$`.execute(app.app.db);
+    await sql`CREATE TRIGGER fail_accepting BEFORE INSERT ON inbound FOR EACH ROW EXECUTE FUNCTION fail_accepting()`.execute(app.app.db);
+  } else {
+    fs.rmSync(journal, { recursive: true, force: true });
+    fs.writeFileSync(journal, 'not a directory');
+  }
   for (const raw of [small, large]) {
     const err = await sendMail(app.smtpPort, { from: 'x@example.org', to: ['vault@fail.test'] }, raw).catch((e) => e);
     t.is(err.responseCode, 451);
@@ -178,8 +186,12 @@ test('a storage failure answers 451 4.3.0 (the sender retries) and leaves nothin
   }
   t.deepEqual(fs.readdirSync(`${app.dataDir}/tmp`).filter((f) => f.startsWith('smtp-')), [], 'no spool file is left');
   t.deepEqual(fs.readdirSync(`${app.dataDir}/raw`), [], 'the large message\'s raw file went with its refusal');
-  fs.rmSync(journal);
-  fs.mkdirSync(journal);
+  if (onPostgres) {
+    await sql`DROP TRIGGER fail_accepting ON inbound`.execute(app.app.db);
+  } else {
+    fs.rmSync(journal);
+    fs.mkdirSync(journal);
+  }
   for (const raw of [small, large]) t.regex((await sendMail(app.smtpPort, { from: 'x@example.org', to: ['vault@fail.test'] }, raw)).response, /^250 /);
   const items = await waitForEmails(app, key, 2);
   t.deepEqual(items.map((i) => i.subject).sort(), ['retry me', 'retry me too']);

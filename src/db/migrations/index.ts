@@ -11,6 +11,7 @@ import * as m009 from './009_outbound.js';
 import * as m010 from './010_folders.js';
 import * as m011 from './011_submission.js';
 import * as m012 from './012_imap_summary.js';
+import * as m013 from './013_pg_mail.js';
 
 /**
  * Every migration, by name; names sort in the order they run. A capability adds its own numbered
@@ -29,4 +30,5 @@ export const migrations: Record<string, Migration> = {
   '010_folders': m010,
   '011_submission': m011,
   '012_imap_summary': m012,
+  '013_pg_mail': m013,
 };

@@ -1,0 +1,118 @@
+import { readFile, unlink } from 'node:fs/promises';
+import { sql, type Insertable } from 'kysely';
+import type { Db } from '../db/connection.js';
+import { ApiError, unprocessable } from '../errors.js';
+import { acceptGroup, fits, type AcceptJob } from './commits.js';
+import { createGroupCommit, type Outcome } from './group-commit.js';
+import { apiMessageSize, smtpTargets, type Envelope, type StoredAttachment, type StoredMessage, type Target } from './message.js';
+import { pgBlobs, sha256Of, type BlobData } from './pg-blobs.js';
+import type { IngestStore } from './store.js';
+import type { InboundTable } from './tables.js';
+import type { InboundMessage, RawDelivery, RecipientResolver } from './types.js';
+
+/** The advisory lock key of API group commits ('inbx'): message_id reservations are checked, then written. */
+const ACCEPT_LOCK = 0x696e6278;
+
+/** One message of a PostgreSQL group commit: API mail with its attachment bytes, or an SMTP queue row. */
+type PgAcceptJob =
+  | { kind: 'api'; job: AcceptJob; blobs: BlobData[] }
+  | { kind: 'smtp'; row: Insertable<InboundTable> };
+
+/** Locks mailbox rows in id order, so transactions that update several never wait on each other in a cycle. */
+export const lockMailboxes = (trx: Db, ids: Iterable<number>) => {
+  const sorted = [...new Set(ids)].sort((a, b) => a - b);
+  return sorted.length === 0 ? Promise.resolve()
+    : sql`SELECT id FROM mailboxes WHERE id = ANY(${sorted}::bigint[]) ORDER BY id FOR UPDATE`.execute(trx).then(() => undefined);
+};
+
+/**
+ * The accepting half of ingestion on PostgreSQL (DECISIONS.md section 17): the acknowledgement is
+ * a group commit in PostgreSQL instead of the acceptance journal. Every message that arrives while
+ * a commit is under way joins the next one, a single transaction on this node's pool holding the
+ * queue rows (SMTP mail with its raw bytes in `inbound.raw`, whatever their size; API mail with
+ * its message_id reservations, quota usage and attachment blobs). A caller resolves once that
+ * transaction committed, and a PostgreSQL commit is durable when it returns; the worker
+ * (pg-worker.ts) stores the copies afterwards, on whichever node claims the rows.
+ */
+export function createPgAcceptor(deps: {
+  db: Db; store: IngestStore; resolve: RecipientResolver; now(): number;
+  /** After each committed group, with the number of SMTP rows in it (the worker looks for the new rows). */
+  onCommitted(smtpRows: number): void;
+}) {
+  const { db, store, resolve } = deps;
+
+  async function commit(jobs: PgAcceptJob[]): Promise<Outcome<void>[]> {
+    const now = deps.now();
+    const api = jobs.flatMap((j) => (j.kind === 'api' ? [j] : []));
+    const smtp = jobs.flatMap((j) => (j.kind === 'smtp' ? [j.row] : []));
+    const apiOutcomes = await db.transaction().execute(async (trx) => {
+      if (api.length === 0) {
+        await store.insertInbound(trx, smtp);
+        return [];
+      }
+      // Reservations are checked, then written: API groups of every node take turns (SMTP rows reserve nothing).
+      await sql`SELECT pg_advisory_xact_lock(${ACCEPT_LOCK})`.execute(trx);
+      // Blob rows before mailbox rows: the order the storing worker takes them in too (pg-worker.ts).
+      await pgBlobs.save(trx, api.flatMap((j) => j.blobs), now);
+      await lockMailboxes(trx, api.flatMap((j) => j.job.target.mailboxIds));
+      const outcomes = await acceptGroup(trx, store, api.map((j) => j.job), now);
+      await store.insertInbound(trx, smtp);
+      return outcomes;
+    });
+    deps.onCommitted(smtp.length);
+    let next = 0;
+    return jobs.map((j): Outcome<void> => {
+      if (j.kind === 'smtp') return { ok: true, value: undefined };
+      const o = apiOutcomes[next++];
+      return o.ok ? { ok: true, value: undefined } : { ok: false, error: new ApiError(o.status, o.reason) };
+    });
+  }
+
+  const group = createGroupCommit(commit);
+
+  return {
+    /** API path: as acceptor.acceptMessage (accept.ts), with the attachment bytes committed as blob rows in the group. */
+    async acceptMessage(tenantId: number, msg: InboundMessage): Promise<void> {
+      const resolution = await resolve(msg.toEmail);
+      if (resolution.kind !== 'deliver' || resolution.tenantId !== tenantId) {
+        throw unprocessable('to_email is not a mailbox or alias of this account');
+      }
+      const blobs: BlobData[] = [];
+      const attachments: StoredAttachment[] = [];
+      for (const a of msg.attachments) {
+        const data = Buffer.isBuffer(a.content) ? a.content : await readFile(a.content.spooled);
+        const sha256 = sha256Of(data);
+        blobs.push({ sha256, data });
+        attachments.push({ filename: a.filename, contentType: a.contentType, size: data.length, sha256, contentId: a.contentId ?? null, disposition: a.disposition ?? 'attachment' });
+      }
+      const message: StoredMessage = { ...msg, attachments };
+      const target: Target = { tenantId, mailboxIds: [...new Set(resolution.mailboxIds)], forwards: [...new Set(resolution.forwards)], address: msg.toEmail };
+      await group.submit({ kind: 'api', job: { messageJson: JSON.stringify(message), messageId: message.messageId, target, size: apiMessageSize(message) }, blobs });
+    },
+
+    /** SMTP path: the raw bytes and the envelope as a queue row, committed with the group before the 250. */
+    async acceptRaw(delivery: RawDelivery): Promise<void> {
+      const { raw: source, recipients, filed, ...rest } = delivery;
+      const envelope: Envelope = { ...rest, recipients: recipients.map((r) => r.address) };
+      try {
+        const raw = 'chunks' in source ? Buffer.concat(source.chunks, source.length) : await readFile(source.path);
+        await group.submit({
+          kind: 'smtp',
+          row: {
+            kind: 'smtp', message: JSON.stringify(envelope), targets: JSON.stringify(smtpTargets(recipients, filed)), raw, raw_path: null,
+            size: delivery.size, error: null, created_at: deps.now(), done_at: null,
+          },
+        });
+      } finally {
+        // A spooled message was only this node's scratch copy: its bytes are in the database now (or refused).
+        if (!('chunks' in source)) await unlink(source.path).catch(() => undefined);
+      }
+    },
+
+    /** The mailboxes among these that are at or over their quota (for an SMTP 452 at RCPT). */
+    async overQuota(mailboxIds: number[], size = 1): Promise<number[]> {
+      const rows = await store.quotas(db, [...new Set(mailboxIds)]);
+      return rows.filter((q) => !fits(q, size)).map((q) => q.id);
+    },
+  };
+}

@@ -1,0 +1,222 @@
+import { sql } from 'kysely';
+import type { Clock } from '../clock.js';
+import type { Db } from '../db/connection.js';
+import type { Markers } from '../emails/markers.js';
+import type { EmailWriter } from '../emails/writer.js';
+import type { Logger } from '../logger.js';
+import { createEventRecorder, type QueuedHint } from '../webhooks/events.js';
+import type { BlobStore } from './blobs.js';
+import { storeBatch, type Failure, type ParsedRaw } from './commits.js';
+import { decodeMessage } from './encoded-message.js';
+import type { Envelope, Target } from './message.js';
+import { lockMailboxes } from './pg-accept.js';
+import { pgBlobs, type BlobData } from './pg-blobs.js';
+import type { IngestStore } from './store.js';
+import type { RawParser } from './types.js';
+import { DEFAULT_DRAIN_MS_PER_ROW } from './pace.js';
+import { BATCH_BYTES, MAX_ATTEMPTS } from './worker.js';
+
+/** Rows per batch transaction. */
+const BATCH_ROWS = 64;
+/** How often a node looks for rows other nodes accepted (its own commits wake it at once). */
+const POLL_MS = 500;
+/** Pause after a failed batch before the next try. */
+const FAILURE_PAUSE_MS = 1000;
+
+type QueuedRow = { id: number; kind: 'api' | 'smtp'; size: number; attempts: number };
+
+/**
+ * The storing half of ingestion on PostgreSQL. Each batch is ONE transaction: it claims the oldest
+ * queued rows with `FOR UPDATE SKIP LOCKED` (so any number of nodes drain one queue, each row
+ * taken by one of them), parses the raw SMTP ones with the registered parser, moves the
+ * attachments the parser wrote to this node's scratch files into the `blobs` table, and stores the
+ * copies, events, quota usage and forwards through the same storeBatch as SQLite (commits.ts),
+ * marking the rows stored. Should the node die at any point the transaction rolls back, its row
+ * locks go with the connection, and the rows are still queued for whichever node looks next: every
+ * acknowledged message is stored exactly once.
+ */
+export function createPgIngestWorker(deps: {
+  db: Db; store: IngestStore; writer: EmailWriter; markers: Markers; files: BlobStore; clock: Clock; logger: Logger;
+  parser: () => RawParser | null;
+  /** Webhook deliveries queued by a committed batch (the delivery engine's hint). */
+  onHints(hints: QueuedHint[]): void;
+  onForwardsQueued(): void;
+  onStored?: (mailboxIds: number[]) => void;
+}) {
+  const { db, store, writer, files, clock, logger } = deps;
+  const log = logger.child({ component: 'ingest' });
+  const retryAt = new Map<number, number>();
+  let stopped = true;
+  let running: Promise<void> | null = null;
+  let again = false;
+  let timer: NodeJS.Timeout | null = null;
+  /** Resolves when stop() is called: a batch still parsing then gives up (its transaction rolls back, its rows stay queued). */
+  let stopping: Promise<never> = new Promise(() => undefined);
+  let signalStop: () => void = () => undefined;
+  /** SMTP rows queued and not yet stored (all nodes'), counted at each poll: the backlog gauges. */
+  let queuedSmtp = 0;
+  /** Wall time per stored row of recent batches (the backlog's estimate in seconds). */
+  let msPerRow = DEFAULT_DRAIN_MS_PER_ROW;
+
+  /** Parses one raw SMTP row (the parser writes its attachments as this node's blob files). */
+  async function parse(row: { id: number; message: string; targets: string; raw: Buffer | null; size: number }): Promise<ParsedRaw> {
+    const targets = JSON.parse(row.targets) as Target[];
+    const { recipients: _addresses, ...envelope } = JSON.parse(row.message) as Envelope;
+    const recipients = targets.map((t) => ({ address: t.address, resolution: { kind: 'deliver' as const, tenantId: t.tenantId, mailboxIds: t.mailboxIds, forwards: t.forwards } }));
+    if (!row.raw) throw new Error(`inbound row ${row.id} has no raw bytes`);
+    const encoded = await deps.parser()!(row.raw, { ...envelope, recipients });
+    return { id: row.id, targets, encoded, mailFrom: envelope.mailFrom, size: row.size, rawPath: null };
+  }
+
+  /** Claims, parses and stores one batch; returns how many rows it took (0: nothing to do). */
+  async function batch(): Promise<number> {
+    const now = clock.now();
+    const hints: QueuedHint[] = [];
+    const events = createEventRecorder({ clock, onQueued: (h) => { hints.push(...h); } });
+    const moved = new Set<string>();
+    let result: Awaited<ReturnType<typeof storeBatch>> | null = null;
+    let taken = 0;
+    const storedIds: number[] = [];
+    await db.transaction().execute(async (trx) => {
+      const hasParser = deps.parser() !== null;
+      // Rows whose parse failed wait for their retry (backing off) without holding back the rows after them.
+      const waiting = [...retryAt].filter(([, at]) => at > now).map(([id]) => id);
+      const claimed = await sql<QueuedRow>`SELECT id, kind, size, attempts FROM inbound
+        WHERE status = 'queued' ${hasParser ? sql`` : sql`AND kind = 'api'`} AND NOT (id = ANY(${waiting}::bigint[]))
+        ORDER BY id LIMIT ${BATCH_ROWS} FOR UPDATE SKIP LOCKED`.execute(trx);
+      const picked: QueuedRow[] = [];
+      let bytes = 0;
+      for (const r of claimed.rows) {
+        if (picked.length > 0 && bytes + r.size > BATCH_BYTES) break;
+        picked.push(r);
+        bytes += r.size;
+      }
+      taken = picked.length;
+      if (picked.length === 0) return;
+      const apiIds = picked.filter((r) => r.kind === 'api').map((r) => r.id);
+      const smtpIds = picked.filter((r) => r.kind === 'smtp').map((r) => r.id);
+      const rows = smtpIds.length === 0 ? [] : await store.load(trx, smtpIds);
+      const attempts = new Map(picked.map((r) => [r.id, r.attempts]));
+      const failed: Failure[] = [];
+      const failure = (id: number, err: unknown) => {
+        const final = (attempts.get(id) ?? 0) + 1 >= MAX_ATTEMPTS;
+        failed.push({ id, error: (err as Error)?.message ?? String(err), final });
+        if (!final) retryAt.set(id, now + 5000 * 2 ** (attempts.get(id) ?? 0));
+        log.warn({ err, inbound_id: id, final }, 'inbound message could not be prepared');
+      };
+      // Stopping while parsing (authentication may wait on DNS for seconds): the batch is abandoned
+      // and rolls back, and parses cut off by the closing parser are no failures of their messages.
+      const parsed = await Promise.race([
+        Promise.all(rows.map((row) => parse(row).catch((err) => { if (!stopped) failure(row.id, err); return null; }))),
+        stopping,
+      ]);
+      // Locks in the order every writer of mail takes them, so none waits on another in a cycle: the
+      // update-marker row first (markers.ts; the writer takes its markers under it), then blob rows,
+      // then the mailbox rows storeBatch updates, in id order (see lockMailboxes). Parsing is done
+      // by now: no other writer waits on the marker while a message is parsed.
+      await deps.markers.ready(trx);
+      const prepared: ParsedRaw[] = [];
+      for (const p of parsed) {
+        if (!p) continue;
+        // The parser made the attachments files of this node; the database is where every node reads them.
+        try {
+          const hashes = decodeMessage(p.encoded).attachments.map((a) => a.sha256);
+          const present = await pgBlobs.touch(trx, [...new Set(hashes)], now);
+          const blobs: BlobData[] = [];
+          for (const sha256 of new Set(hashes)) if (!present.has(sha256)) blobs.push({ sha256, data: await files.readBlob(sha256) });
+          await pgBlobs.save(trx, blobs, now);
+          for (const b of blobs) moved.add(b.sha256);
+          prepared.push(p);
+        } catch (err) {
+          failure(p.id, err);
+        }
+      }
+      const boxes = [...prepared.flatMap((p) => p.targets), ...(await store.load(trx, apiIds)).flatMap((r) => JSON.parse(r.targets) as Target[])]
+        .flatMap((t) => t.mailboxIds);
+      await lockMailboxes(trx, boxes);
+      result = await storeBatch(trx, { store, writer, events }, { apiIds, prepared, failed }, now);
+      storedIds.push(...prepared.map((p) => p.id), ...failed.filter((f) => f.final).map((f) => f.id));
+    });
+    if (taken === 0) return 0;
+    void count();
+    for (const id of storedIds) retryAt.delete(id);
+    // Committed. The scratch files moved into the table go (a later parse of the same content writes its own).
+    for (const sha256 of moved) await files.remove(files.blobPath(sha256));
+    const r = result as Awaited<ReturnType<typeof storeBatch>> | null;
+    // The recorder reports hints on the next turn.
+    await new Promise((resolve) => setImmediate(resolve));
+    if (hints.length > 0) deps.onHints(hints);
+    if (r) {
+      try {
+        if (r.mailboxIds.length > 0) deps.onStored?.(r.mailboxIds);
+      } catch (err) {
+        log.warn({ err }, 'a listener of stored mail failed');
+      }
+      if (r.forwarded > 0) deps.onForwardsQueued();
+    }
+    return taken;
+  }
+
+  /** Counts the SMTP rows waiting (for the backlog gauges; the storing needs no count). */
+  async function count(): Promise<void> {
+    queuedSmtp = await store.countQueuedSmtp(db).catch(() => queuedSmtp);
+  }
+
+  async function loop(): Promise<void> {
+    try {
+      do {
+        again = false;
+        while (!stopped) {
+          try {
+            const started = performance.now();
+            const taken = await batch();
+            if (taken === 0) break;
+            msPerRow = 0.8 * msPerRow + 0.2 * ((performance.now() - started) / taken);
+          } catch (err) {
+            if (stopped) break;
+            // As on SQLite, a failed batch is retried whole (nothing of it committed); a parse
+            // failure is not one: it is counted against its message inside the batch.
+            log.error({ err }, 'ingest batch failed; will retry');
+            await new Promise((r) => setTimeout(r, FAILURE_PAUSE_MS));
+          }
+        }
+      } while (again && !stopped);
+    } finally {
+      running = null;
+    }
+  }
+
+  function wake(): void {
+    if (stopped) return;
+    if (running) { again = true; return; }
+    running = loop();
+  }
+
+  return {
+    wake,
+    /** Told after this node committed a group: `smtp` more rows wait (the gauges count them at once). */
+    accepted(smtp: number): void {
+      queuedSmtp += smtp;
+      wake();
+    },
+    /** SMTP mail acknowledged and not yet stored, and the estimated time to store it (metrics). */
+    backlog: () => ({ messages: queuedSmtp, seconds: (queuedSmtp * msPerRow) / 1000 }),
+    /** Starts draining the queue (what a previous run or another node left included), and polls for other nodes' rows. */
+    start(): void {
+      stopped = false;
+      stopping = new Promise<never>((_resolve, reject) => { signalStop = () => reject(new Error('ingest stopping')); });
+      stopping.catch(() => undefined);
+      timer = setInterval(() => { wake(); void count(); }, POLL_MS);
+      timer.unref();
+      wake();
+    },
+    /** Stops taking batches and waits for the one under way (its transaction commits or rolls back). */
+    async stop(): Promise<void> {
+      stopped = true;
+      signalStop();
+      if (timer) clearInterval(timer);
+      if (running) await running;
+    },
+  };
+}
+export type PgIngestWorker = ReturnType<typeof createPgIngestWorker>;
