@@ -7,6 +7,7 @@ import type { AuthResults } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
 import { authResultsText, countReceived, dmarcRejects, MAX_RECEIVED } from './message.js';
 import { renderApiMessage } from './render.js';
+import { createKeyCache } from '../signing/keys.js';
 import { signForward } from './sign.js';
 import type { Srs } from './srs.js';
 import type { DnsLookup } from '../smtp/dns.js';
@@ -46,6 +47,7 @@ export function createPreparer(deps: { db: Db; store: OutboundStore; blobs: Blob
   lookup: DnsLookup;
 }) {
   const { db, store, blobs } = deps;
+  const keyFor = createKeyCache();
 
   /** The bytes of an item: its own, or its inbound message's (API mail rendered once and kept). */
   async function bytesOf(item: OutboundRow): Promise<Buffer | null> {
@@ -81,7 +83,8 @@ export function createPreparer(deps: { db: Db; store: OutboundStore; blobs: Blob
     const pem = await store.dkimKey(db, item.via_domain);
     if (!pem) return { kind: 'ready', mailFrom, raw: original, original };
     try {
-      const raw = await signForward(original, { domain: item.via_domain, selector: DKIM_SELECTOR, privateKeyPem: pem }, {
+      const key = { domain: item.via_domain, selector: DKIM_SELECTOR, privateKey: keyFor(item.via_domain, pem) };
+      const raw = await signForward(original, key, {
         authservId: deps.hostname, authResults: authResultsText(auth), now, resolver: deps.lookup as never,
       });
       return { kind: 'ready', mailFrom, raw, original };
