@@ -58,7 +58,9 @@ export function createPreparer(deps: { db: Db; store: OutboundStore; blobs: Blob
     if (src.raw) return src.raw;
     if (src.raw_path) return readFile(blobs.rawFile(src.raw_path)).catch(() => null);
     if (src.kind !== 'api') return null;
-    const rendered = await renderApiMessage(JSON.parse(src.message) as StoredMessage, (h) => blobs.readBlob(h));
+    const message = await store.inboundMessage(db, item.inbound_id);
+    if (message === null) return null;
+    const rendered = await renderApiMessage(JSON.parse(message) as StoredMessage, (h) => blobs.readBlob(h));
     await db.transaction().execute(async (trx) => {
       const ref = await store.putMessage(trx, rendered, deps.clock.now());
       await store.setMessageRef(trx, item.inbound_id!, ref);

@@ -3,6 +3,7 @@ import type { Insertable } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import type { Logger } from '../logger.js';
+import { createCommitBatcher } from './commit-batch.js';
 import { buildDsn } from './dsn.js';
 import { headerSection, statusOf } from './message.js';
 import type { Preparer } from './prepare.js';
@@ -15,6 +16,12 @@ import type { LocalTransmitter, RemoteTransmitter, TryResult } from './transmit.
 const MAX_RCPTS = 100;
 /** Most items read per look at the queue. */
 const CLAIM_LIMIT = 500;
+/**
+ * How long groups read from the queue but not started yet may wait for a free slot before the
+ * queue is read again. They keep the worker from reading 500 rows each time one delivery ends;
+ * bounded, so what a delivery works from is never much older than when it was read.
+ */
+const PENDING_MAX_AGE_MS = 1_000;
 
 /** What a try ended in, for the metrics. */
 export type AttemptResult = 'sent' | 'deferred' | 'failed';
@@ -69,6 +76,7 @@ export function createOutboundWorker(deps: {
   onAttempt: (result: AttemptResult) => void; pollMs: number; concurrency: number;
 }) {
   const { db, store, clock, logger } = deps;
+  const commit = createCommitBatcher(db);
   const busy = new Set<number>();
   const inflight = new Set<Promise<void>>();
   let timer: NodeJS.Timeout | null = null;
@@ -82,27 +90,52 @@ export function createOutboundWorker(deps: {
     timer = setTimeout(() => { timer = null; void tick(); }, ms);
   }
 
+  /** Groups read from the queue and not started yet (their items are in `busy`), and when they were read. */
+  let pending: Group[] = [];
+  let pendingAt = 0;
+
+  function dropPending(): void {
+    for (const g of pending) for (const i of g.items) busy.delete(i.id);
+    pending = [];
+  }
+
+  /** Reads due items (not in flight, not pending) into `pending`. */
+  async function readQueue(): Promise<void> {
+    dropPending();
+    const rows = await store.due(db, clock.now(), CLAIM_LIMIT, [...busy]);
+    pending = groupItems(rows);
+    pendingAt = performance.now();
+    for (const g of pending) for (const i of g.items) busy.add(i.id);
+  }
+
+  function startGroup(g: Group): void {
+    const p: Promise<void> = runGroup(g)
+      .catch((err) => deferAfterFault(g, err))
+      .finally(() => {
+        for (const i of g.items) busy.delete(i.id);
+        inflight.delete(p);
+        schedule(0);
+      });
+    inflight.add(p);
+  }
+
   async function tick(): Promise<void> {
     if (stopped) return;
     if (ticking) { again = true; return; }
     ticking = true;
     try {
-      const free = deps.concurrency - inflight.size;
-      if (free > 0) {
-        const rows = await store.due(db, clock.now(), CLAIM_LIMIT, [...busy]);
-        // A stop that came while the queue was read starts nothing new (the database is about to close).
-        if (stopped) return;
-        for (const g of groupItems(rows).slice(0, free)) {
-          for (const i of g.items) busy.add(i.id);
-          const p: Promise<void> = runGroup(g)
-            .catch((err) => deferAfterFault(g, err))
-            .finally(() => {
-              for (const i of g.items) busy.delete(i.id);
-              inflight.delete(p);
-              schedule(0);
-            });
-          inflight.add(p);
+      // The queue is read at most once a look: when nothing read before waits, or it waited too long.
+      let read = false;
+      while (deps.concurrency - inflight.size > 0) {
+        if (pending.length === 0 || performance.now() - pendingAt > PENDING_MAX_AGE_MS) {
+          if (read) break;
+          read = true;
+          await readQueue();
+          // A stop that came while the queue was read starts nothing new (the database is about to close).
+          if (stopped) { dropPending(); return; }
+          if (pending.length === 0) break;
         }
+        startGroup(pending.shift()!);
       }
     } catch (err) {
       logger.error({ err }, 'reading the outbound queue failed');
@@ -175,7 +208,7 @@ export function createOutboundWorker(deps: {
         }
       }
     }
-    await db.transaction().execute(async (trx) => {
+    await commit(async (trx) => {
       if (sent.length) await store.markSent(trx, sent.map((i) => i.id), byRcpt.get(sent[0].rcpt_to)!.response, now);
       for (const r of retry) await store.markRetry(trx, r.item.id, r.response, r.at, now);
       for (const f of failed) await store.markFailed(trx, f.item.id, f.response, o.counted, now);
@@ -210,6 +243,7 @@ export function createOutboundWorker(deps: {
       stopped = true;
       if (timer) clearTimeout(timer);
       timer = null;
+      dropPending();
       await Promise.allSettled([...inflight]);
     },
     /** Groups in flight now. */
