@@ -95,10 +95,9 @@ export async function signForward(raw: Buffer, key: SigningKey, opts: ForwardSig
   const d = digest(raw);
   const dkimField = `${await dkimSignature(d, key, signTime)}\r\n`;
   const dkim = inLineEndingsOf(raw, dkimField);
-  const signed = Buffer.concat([dkim, raw]);
 
   const chain = readArcChain(raw);
-  if (chain.highest >= MAX_ARC_INSTANCES || chain.lastCv === 'fail') return signed;
+  if (chain.highest >= MAX_ARC_INSTANCES || chain.lastCv === 'fail') return Buffer.concat([dkim, raw]);
   const cv: ChainValidation = chain.highest === 0
     ? 'none'
     : !chain.intact ? 'fail' : opts.cv ?? arcVerdict(opts.authResults) ?? await verifyChain(raw, opts.resolver);
@@ -107,5 +106,5 @@ export async function signForward(raw: Buffer, key: SigningKey, opts: ForwardSig
   const set = await arcSet(withPrepended(d, dkimField), key, {
     instance: chain.highest + 1, cv, authResults: `${opts.authservId}; ${results || 'none'}`, signTime,
   });
-  return Buffer.concat([inLineEndingsOf(raw, set), signed]);
+  return Buffer.concat([inLineEndingsOf(raw, set), dkim, raw]);
 }
