@@ -3,14 +3,19 @@ import type { promises as dnsPromises } from 'node:dns';
 /** The lookups delivery makes: MX, the MX hosts' addresses, the MTA-STS TXT record. */
 export type DeliveryResolver = Pick<dnsPromises.Resolver, 'resolveMx' | 'resolve4' | 'resolve6' | 'resolveTxt'>;
 
+/** Answers that say the record does not exist (RFC 2308 negative answers), as Node's resolver reports them. */
+const ABSENT = new Set(['ENOTFOUND', 'ENODATA']);
+
 /** Entries kept at most (oldest dropped first), so a queue to many domains cannot grow the map without end. */
 const MAX_ENTRIES = 2_000;
 
 /**
  * A resolver that shares one lookup among the deliveries asking the same question at once, and
  * keeps an answer for `holdMs` (a few seconds, well under any sane TTL): a burst of mail to one
- * domain then costs one MX, A, AAAA and TXT lookup instead of four per message. Failures
- * (including "no such record") are not kept, so a zone that gains a record is seen on the next try.
+ * domain then costs one MX, A, AAAA and TXT lookup instead of four per message. A definite
+ * absence (NXDOMAIN, no record of the type: most domains publish no MTA-STS TXT, many MX hosts no
+ * AAAA) is kept as long as an answer, else every message would ask again; other failures
+ * (SERVFAIL, timeouts) are not kept, so the next try asks again.
  */
 export function cachingResolver(inner: DeliveryResolver, holdMs: number, now: () => number = () => performance.now()): DeliveryResolver {
   const cache = new Map<string, { until: number; answer: Promise<unknown> }>();
@@ -27,7 +32,10 @@ export function cachingResolver(inner: DeliveryResolver, holdMs: number, now: ()
     cache.set(key, entry);
     answer.then(
       () => { entry.until = now() + holdMs; },
-      () => { if (cache.get(key) === entry) cache.delete(key); },
+      (err: unknown) => {
+        if (ABSENT.has(String((err as NodeJS.ErrnoException)?.code))) entry.until = now() + holdMs;
+        else if (cache.get(key) === entry) cache.delete(key);
+      },
     );
     return answer;
   }

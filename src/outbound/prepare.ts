@@ -9,6 +9,7 @@ import type { AuthResults } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
 import { authResultsText, countReceived, dmarcRejects, MAX_RECEIVED } from './message.js';
 import { renderApiMessage } from './render.js';
+import { createKeyCache } from '../signing/keys.js';
 import { signForward } from './sign.js';
 import type { Srs } from './srs.js';
 import type { DnsLookup } from '../smtp/dns.js';
@@ -48,6 +49,7 @@ export function createPreparer(deps: { db: Db; store: OutboundStore; blobs: Blob
   lookup: DnsLookup;
 }) {
   const { db, store, blobs } = deps;
+  const keyFor = createKeyCache();
 
   /** The bytes of an item: its own, or its inbound message's (API mail rendered once and kept). */
   async function bytesOf(item: OutboundRow): Promise<Buffer | null> {
@@ -62,7 +64,9 @@ export function createPreparer(deps: { db: Db; store: OutboundStore; blobs: Blob
     if ((src.raw_path || src.kind === 'api') && dialectOf(db) === 'postgres') throw notPorted('Raw messages and blobs in data-dir files (outbound forwards)');
     if (src.raw_path) return readFile(blobs.rawFile(src.raw_path)).catch(() => null);
     if (src.kind !== 'api') return null;
-    const rendered = await renderApiMessage(JSON.parse(src.message) as StoredMessage, (h) => blobs.readBlob(h));
+    const message = await store.inboundMessage(db, item.inbound_id);
+    if (message === null) return null;
+    const rendered = await renderApiMessage(JSON.parse(message) as StoredMessage, (h) => blobs.readBlob(h));
     await db.transaction().execute(async (trx) => {
       const ref = await store.putMessage(trx, rendered, deps.clock.now());
       await store.setMessageRef(trx, item.inbound_id!, ref);
@@ -87,7 +91,8 @@ export function createPreparer(deps: { db: Db; store: OutboundStore; blobs: Blob
     const pem = await store.dkimKey(db, item.via_domain);
     if (!pem) return { kind: 'ready', mailFrom, raw: original, original };
     try {
-      const raw = await signForward(original, { domain: item.via_domain, selector: DKIM_SELECTOR, privateKeyPem: pem }, {
+      const key = { domain: item.via_domain, selector: DKIM_SELECTOR, privateKey: keyFor(item.via_domain, pem) };
+      const raw = await signForward(original, key, {
         authservId: deps.hostname, authResults: authResultsText(auth), now, resolver: deps.lookup as never,
       });
       return { kind: 'ready', mailFrom, raw, original };

@@ -1,11 +1,10 @@
 import type { DNSResolver } from 'mailauth';
-import { arc as verifyArc, sealMessage } from 'mailauth/lib/arc/index.js';
-import { dkimSign } from 'mailauth/lib/dkim/sign.js';
+import { arc as verifyArc } from 'mailauth/lib/arc/index.js';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
+import { arcSet, digest, dkimSignature, withPrepended, type SigningKey } from '../signing/signatures.js';
 import { headerEnd, splitHeaderBlock } from '../smtp/mime.js';
 
-/** A domain's DKIM key (DECISIONS section 4: selector `mailstead`, RSA-2048, PKCS#8 PEM). */
-export interface SigningKey { domain: string; selector: string; privateKeyPem: string }
+export type { SigningKey } from '../signing/signatures.js';
 
 /** The chain validation status an ARC sealer records (RFC 8617 section 4.1.3). */
 export type ChainValidation = 'none' | 'pass' | 'fail';
@@ -76,22 +75,10 @@ function inLineEndingsOf(raw: Buffer, headers: string): Buffer {
   return Buffer.from(crlf ? headers : headers.replace(/\r\n/g, '\n'), 'latin1');
 }
 
-async function dkimHeader(raw: Buffer, key: SigningKey, signTime: Date): Promise<string> {
-  const result = await dkimSign(raw, {
-    canonicalization: 'relaxed/relaxed',
-    algorithm: 'rsa-sha256',
-    signTime,
-    signatureData: [{ signingDomain: key.domain, selector: key.selector, privateKey: key.privateKeyPem }],
-  } as Parameters<typeof dkimSign>[1]);
-  if (result.errors?.length) throw result.errors[0];
-  if (!/^DKIM-Signature:/i.test(result.signatures)) throw new Error('mailauth produced no DKIM signature');
-  return result.signatures;
-}
-
-/** One DKIM-Signature (submission mail), prepended; the message's own bytes follow unchanged. */
-export async function signDkim(raw: Buffer, key: SigningKey): Promise<Buffer> {
-  const header = await dkimHeader(raw, key, new Date());
-  return Buffer.concat([inLineEndingsOf(raw, header), raw]);
+/** One DKIM-Signature, prepended; the message's own bytes follow unchanged. */
+export async function signDkim(raw: Buffer, key: SigningKey, signTime = new Date()): Promise<Buffer> {
+  const header = await dkimSignature(digest(raw), key, signTime);
+  return Buffer.concat([inLineEndingsOf(raw, `${header}\r\n`), raw]);
 }
 
 /**
@@ -100,30 +87,24 @@ export async function signDkim(raw: Buffer, key: SigningKey): Promise<Buffer> {
  * whose bytes follow unchanged. The DKIM signature is made first so the ARC-Message-Signature
  * covers it too. A chain that already failed (its last seal says cv=fail) or has 50 sets gets no
  * further set (RFC 8617 5.1.1 and 4.2.1): such a copy carries the DKIM signature only. A chain
- * whose sets are incomplete or duplicated is sealed with cv=fail.
+ * whose sets are incomplete or duplicated is sealed with cv=fail. The message is parsed and its
+ * body hashed once for the three signatures.
  */
 export async function signForward(raw: Buffer, key: SigningKey, opts: ForwardSigningOptions): Promise<Buffer> {
   const signTime = opts.now ?? new Date();
-  const dkim = inLineEndingsOf(raw, await dkimHeader(raw, key, signTime));
-  const signed = Buffer.concat([dkim, raw]);
+  const d = digest(raw);
+  const dkimField = `${await dkimSignature(d, key, signTime)}\r\n`;
+  const dkim = inLineEndingsOf(raw, dkimField);
 
   const chain = readArcChain(raw);
-  if (chain.highest >= MAX_ARC_INSTANCES || chain.lastCv === 'fail') return signed;
+  if (chain.highest >= MAX_ARC_INSTANCES || chain.lastCv === 'fail') return Buffer.concat([dkim, raw]);
   const cv: ChainValidation = chain.highest === 0
     ? 'none'
     : !chain.intact ? 'fail' : opts.cv ?? arcVerdict(opts.authResults) ?? await verifyChain(raw, opts.resolver);
 
   const results = opts.authResults.trim().replace(/^;\s*/, '');
-  const seal = await sealMessage(signed, {
-    signingDomain: key.domain,
-    selector: key.selector,
-    privateKey: key.privateKeyPem,
-    algorithm: 'rsa-sha256',
-    signTime,
-    i: chain.highest + 1,
-    cv,
-    authResults: `${opts.authservId}; ${results || 'none'}`,
-  } as Parameters<typeof sealMessage>[1]);
-  if (seal.length === 0) throw new Error('mailauth produced no ARC set');
-  return Buffer.concat([inLineEndingsOf(raw, seal.toString('latin1')), signed]);
+  const set = await arcSet(withPrepended(d, dkimField), key, {
+    instance: chain.highest + 1, cv, authResults: `${opts.authservId}; ${results || 'none'}`, signTime,
+  });
+  return Buffer.concat([inLineEndingsOf(raw, set), dkim, raw]);
 }

@@ -37,9 +37,13 @@ export function createOutboundStore() {
     setMessageRef: (db: Db, inboundId: number, ref: number) =>
       db.updateTable('outbound').set({ message_ref: ref }).where('inbound_id', '=', inboundId).where('message_ref', 'is', null).execute(),
 
-    /** The inbound row a forward's bytes come from. */
+    /** Where the bytes of a forward's inbound row are (the parsed `message` is read only for API mail, see inboundMessage). */
     inboundSource: (db: Db, id: number) =>
-      db.selectFrom('inbound').select(['kind', 'raw', 'raw_path', 'message']).where('id', '=', id).executeTakeFirst(),
+      db.selectFrom('inbound').select(['kind', 'raw', 'raw_path']).where('id', '=', id).executeTakeFirst(),
+
+    /** The stored form of API mail, which is rendered into bytes once. */
+    inboundMessage: (db: Db, id: number) =>
+      db.selectFrom('inbound').select('message').where('id', '=', id).executeTakeFirst().then((r) => r?.message ?? null),
 
     /** Queued items due at `now`, oldest due first, skipping those already being delivered. */
     due: (db: Db, now: number, limit: number, busy: number[]) =>

@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import type { OutboundClaims } from './claims.js';
+import { createCommitBatcher } from './commit-batch.js';
 import { buildDsn } from './dsn.js';
 import { headerSection, statusOf } from './message.js';
 import type { Preparer } from './prepare.js';
@@ -16,6 +17,12 @@ import type { LocalTransmitter, RemoteTransmitter, TryResult } from './transmit.
 const MAX_RCPTS = 100;
 /** Most items read per look at the queue. */
 const CLAIM_LIMIT = 500;
+/**
+ * How long groups read from the queue but not started yet may wait for a free slot before the
+ * queue is read again. They keep the worker from reading 500 rows each time one delivery ends;
+ * bounded, so what a delivery works from is never much older than when it was read.
+ */
+const PENDING_MAX_AGE_MS = 1_000;
 
 /** What a try ended in, for the metrics. */
 export type AttemptResult = 'sent' | 'deferred' | 'failed';
@@ -73,6 +80,7 @@ export function createOutboundWorker(deps: {
   claims: OutboundClaims;
 }) {
   const { db, store, clock, logger, claims } = deps;
+  const commit = createCommitBatcher(db);
   const busy = new Set<number>();
   const inflight = new Set<Promise<void>>();
   let timer: NodeJS.Timeout | null = null;
@@ -87,34 +95,58 @@ export function createOutboundWorker(deps: {
     timer = setTimeout(() => { timer = null; void tick(); }, ms);
   }
 
+  /** Groups read from the queue and not started yet (their items are in `busy`), and when they were read. */
+  let pending: Group[] = [];
+  let pendingAt = 0;
+
+  /** Forgets the groups not started, and gives up their claims (on PostgreSQL, other nodes may take them). */
+  async function dropPending(): Promise<void> {
+    const ids = pending.flatMap((g) => g.items.map((i) => i.id));
+    for (const id of ids) busy.delete(id);
+    pending = [];
+    await claims.release(ids);
+  }
+
+  /** Claims due items (not in flight, not pending) into `pending`. */
+  async function readQueue(): Promise<void> {
+    await dropPending();
+    const rows = await claims.next(clock.now(), CLAIM_LIMIT, [...busy]);
+    pending = groupItems(rows);
+    pendingAt = performance.now();
+    for (const g of pending) for (const i of g.items) busy.add(i.id);
+  }
+
+  function startGroup(g: Group): void {
+    const p: Promise<void> = runGroup(g)
+      .catch((err) => deferAfterFault(g, err))
+      // After the outcome is committed (runGroup and deferAfterFault wait for it).
+      .then(() => claims.release(g.items.map((i) => i.id)))
+      .catch((err) => logger.error({ err }, 'releasing outbound items failed'))
+      .finally(() => {
+        for (const i of g.items) busy.delete(i.id);
+        inflight.delete(p);
+        schedule(0);
+      });
+    inflight.add(p);
+  }
+
   async function tick(): Promise<void> {
     if (stopped) return;
     if (ticking) { again = true; return; }
     ticking = true;
     try {
-      const free = deps.concurrency - inflight.size;
-      if (free > 0) {
-        const rows = await claims.next(clock.now(), CLAIM_LIMIT, [...busy]);
-        const groups = groupItems(rows);
-        // A stop that came while the queue was read starts nothing new (the database is about to close).
-        const start = stopped ? [] : groups.slice(0, free);
-        // Claimed but not started now: others (or the next look) may take them.
-        await claims.release(groups.slice(start.length).flatMap((g) => g.items.map((i) => i.id)));
-        for (const g of start) {
-          for (const i of g.items) busy.add(i.id);
-          const p: Promise<void> = runGroup(g)
-            .catch((err) => deferAfterFault(g, err))
-            // After the outcome is committed (runGroup and deferAfterFault wait for it).
-            .then(() => claims.release(g.items.map((i) => i.id)))
-            .catch((err) => logger.error({ err }, 'releasing outbound items failed'))
-            .finally(() => {
-              for (const i of g.items) busy.delete(i.id);
-              inflight.delete(p);
-              schedule(0);
-            });
-          inflight.add(p);
+      // The queue is read at most once a look: when nothing read before waits, or it waited too long.
+      let read = false;
+      while (deps.concurrency - inflight.size > 0) {
+        if (pending.length === 0 || performance.now() - pendingAt > PENDING_MAX_AGE_MS) {
+          if (read) break;
+          read = true;
+          await readQueue();
+          // A stop that came while the queue was read starts nothing new (the database is about to close).
+          if (stopped) { await dropPending(); return; }
+          if (pending.length === 0) break;
         }
-        if (stopped) return;
+        startGroup(pending.shift()!);
       }
     } catch (err) {
       logger.error({ err }, 'reading the outbound queue failed');
@@ -187,7 +219,7 @@ export function createOutboundWorker(deps: {
         }
       }
     }
-    await db.transaction().execute(async (trx) => {
+    await commit(async (trx) => {
       if (sent.length) await store.markSent(trx, sent.map((i) => i.id), byRcpt.get(sent[0].rcpt_to)!.response, now);
       for (const r of retry) await store.markRetry(trx, r.item.id, r.response, r.at, now);
       for (const f of failed) await store.markFailed(trx, f.item.id, f.response, o.counted, now);
@@ -226,6 +258,7 @@ export function createOutboundWorker(deps: {
       stopped = true;
       if (timer) clearTimeout(timer);
       timer = null;
+      await dropPending().catch((err) => logger.error({ err }, 'releasing outbound items failed'));
       await Promise.allSettled([...inflight]);
     },
     /** Groups in flight now. */
