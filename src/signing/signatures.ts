@@ -75,6 +75,13 @@ export interface ArcSetOptions {
  */
 export async function arcSet(d: Digest, key: SigningKey, o: ArcSetOptions): Promise<string> {
   const i = o.instance;
+  let cv = o.cv;
+  let chain: ReturnType<typeof getARChain> = false;
+  if (cv === 'pass') {
+    // A chain said to pass that mailauth cannot read as one (a seal's cv out of order, a set twice) is sealed as failed.
+    try { chain = getARChain(d.headers); } catch { chain = false; }
+    if (!chain) cv = 'fail';
+  }
   const aar = `ARC-Authentication-Results: i=${i}; ${o.authResults}`;
   const ams = generateCanonicalizedHeader('ARC', getSigningHeaderLines(d.headers.parsed, defaultARCFieldNames), {
     signingDomain: key.domain, selector: key.selector, algorithm: 'rsa-sha256', canonicalization: 'relaxed/relaxed', instance: i,
@@ -84,9 +91,7 @@ export async function arcSet(d: Digest, key: SigningKey, o: ArcSetOptions): Prom
   const amsLine = formatSignatureHeaderLine('ARC', ams.dkimHeaderOpts, true);
 
   const chunks: Buffer[] = [];
-  if (o.cv === 'pass') {
-    const chain = getARChain(d.headers);
-    if (!chain) throw new Error('cv=pass without an ARC chain to seal');
+  if (chain) {
     for (const link of chain) {
       for (const field of ['arc-authentication-results', 'arc-message-signature', 'arc-seal'] as const) {
         const original = link[field]?.original;
@@ -97,7 +102,7 @@ export async function arcSet(d: Digest, key: SigningKey, o: ArcSetOptions): Prom
   }
   chunks.push(formatRelaxedLine(aar, '\r\n'), formatRelaxedLine(amsLine, '\r\n'));
   // mailauth rounds the seal's t= (and floors the signatures'): kept, so its seals and ours read alike.
-  const tags: Record<string, unknown> = { i, a: 'rsa-sha256', s: key.selector, d: key.domain, cv: o.cv, t: Math.round(o.signTime.getTime() / 1000) };
+  const tags: Record<string, unknown> = { i, a: 'rsa-sha256', s: key.selector, d: key.domain, cv, t: Math.round(o.signTime.getTime() / 1000) };
   // The seal is signed over its own field with an empty b=; a placeholder b= keeps the folding of the final field.
   const unsigned = formatSignatureHeaderLine('AS', { b: 'a'.repeat(73), ...tags }, true);
   chunks.push(Buffer.from(formatRelaxedLine(unsigned).toString('latin1').replace(/([;:\s]+b=)[^;]+/, '$1'), 'latin1'));

@@ -112,6 +112,11 @@ test('a chain that failed gets no new ARC set (DKIM only); a tampered chain is s
   const broken = Buffer.from(text.slice(sealEnd + 2), 'latin1');
   const resealed = await signForward(broken, ourKey, { authservId: 'mx.alias.test', authResults: 'spf=pass' });
   t.regex(resealed.toString('latin1'), /^ARC-Seal: i=2;[^]*?cv=fail/);
+
+  // A chain our inbound checks called passing but that is no valid chain (its first seal says cv=pass) is sealed as failed.
+  const misnumbered = Buffer.from(text.replace(/^(ARC-Seal: i=1; [^]*?)cv=none/, '$1cv=pass'), 'latin1');
+  const sealedFailed = await signForward(misnumbered, ourKey, { authservId: 'mx.alias.test', authResults: 'arc=pass' });
+  t.regex(sealedFailed.toString('latin1'), /^ARC-Seal: i=2;[^]*?cv=fail/);
 });
 
 test('signDkim: one DKIM-Signature that verifies; the message follows byte for byte', async (t) => {
