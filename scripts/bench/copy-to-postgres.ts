@@ -4,9 +4,9 @@
  * answers). The PostgreSQL schema comes from our own migrations (openPostgresDatabase runs them);
  * then every table both databases have is copied, the columns they share, in bounded batches
  * through `pg` with bound parameters. What SQLite keeps in a different shape is built here:
- * - emails_fts: on PostgreSQL one `tsvector` per email (dialect.ts), made with to_tsvector('simple')
- *   from the four fields FTS5 indexes (subject, the body's first 256 KB, sender address and name;
- *   the seeded mail is plain text, so the body is body_text).
+ * - emails_fts: on PostgreSQL one weighted `tsvector` per email (dialect.ts), written by the
+ *   writer's own statement (pg-store.ts `indexFts`) from the four fields FTS5 indexes, the body
+ *   taken as the writer takes it (text.ts `plainText`, its first INDEXED_BODY_CHARS).
  * - email_marker (migration 013): the newest update marker, which every writer locks and raises.
  * - identity columns: their sequences continue after the copied ids.
  * Then VACUUM ANALYZE, so the planner has statistics and index-only scans their visibility map, as
@@ -14,8 +14,10 @@
  */
 import Database from 'better-sqlite3';
 import type pg from 'pg';
-import { openPostgresDatabase } from '../../src/db/postgres.js';
-import { INDEXED_BODY_CHARS } from '../../src/emails/text.js';
+import { openPostgresDatabase, type PostgresDatabase } from '../../src/db/postgres.js';
+import { pgStore } from '../../src/emails/pg-store.js';
+import type { EmailsFtsTable } from '../../src/emails/tables.js';
+import { INDEXED_BODY_CHARS, plainText } from '../../src/emails/text.js';
 
 /** Tables not copied: each database's own migration bookkeeping, and what is built here instead. */
 const NOT_COPIED = new Set(['kysely_migration', 'kysely_migration_lock', 'emails_fts', 'email_marker']);
@@ -30,6 +32,7 @@ export async function copyToPostgres(sqliteFile: string, url: string): Promise<R
   const source = new Database(sqliteFile, { readonly: true });
   const target = await openPostgresDatabase(url, { max: 1 });
   const client = await target.pool.connect();
+  let released = false;
   const copied: Record<string, number> = {};
   try {
     // The rows arrive table by table, not in foreign-key order: replica mode skips the FK triggers.
@@ -43,9 +46,6 @@ export async function copyToPostgres(sqliteFile: string, url: string): Promise<R
       copied[table] = await copyTable(source, client, table);
     }
     await client.query('BEGIN');
-    await client.query(`INSERT INTO emails_fts (email_id, document)
-      SELECT e.id, to_tsvector('simple', concat_ws(' ', e.subject, left(coalesce(c.body_text, ''), $1), e.from_email, coalesce(e.from_name, '')))
-      FROM emails e JOIN email_contents c ON c.email_id = e.id`, [INDEXED_BODY_CHARS]);
     await client.query('UPDATE email_marker SET value = (SELECT coalesce(max(updated_seq), 0) FROM emails) WHERE id = 1');
     const identities = await client.query<{ table_name: string; column_name: string }>(
       "SELECT table_name, column_name FROM information_schema.columns WHERE table_schema = 'public' AND is_identity = 'YES'",
@@ -55,10 +55,14 @@ export async function copyToPostgres(sqliteFile: string, url: string): Promise<R
     }
     await client.query('COMMIT');
     await client.query('SET session_replication_role = DEFAULT');
-    await client.query('VACUUM ANALYZE');
+    client.release();
+    released = true;
+    copied.emails_fts = await indexSearch(source, target);
+    const again = await target.pool.connect();
+    try { await again.query('VACUUM ANALYZE'); } finally { again.release(); }
     return copied;
   } finally {
-    client.release();
+    if (!released) client.release();
     source.close();
     await target.close();
   }
@@ -93,5 +97,26 @@ async function copyTable(source: Database.Database, client: pg.PoolClient, table
     count += batch.length;
   }
   await client.query('COMMIT');
+  return count;
+}
+
+/** Search documents for every copied email, through the writer's statement, in bounded batches (one transaction each). */
+async function indexSearch(source: Database.Database, target: PostgresDatabase): Promise<number> {
+  const rows = source.prepare(`SELECT e.id, e.subject, c.body_text, c.body_html, e.from_email, e.from_name
+    FROM emails e JOIN email_contents c ON c.email_id = e.id ORDER BY e.id`).iterate() as IterableIterator<{
+    id: number; subject: string; body_text: string | null; body_html: string | null; from_email: string; from_name: string | null;
+  }>;
+  let count = 0;
+  let batch: EmailsFtsTable[] = [];
+  const flush = async () => {
+    await target.db.transaction().execute((trx) => pgStore.indexFts(trx, batch));
+    count += batch.length;
+    batch = [];
+  };
+  for (const r of rows) {
+    batch.push({ rowid: r.id, subject: r.subject, body: plainText(r.body_text, r.body_html).slice(0, INDEXED_BODY_CHARS), from_email: r.from_email, from_name: r.from_name ?? '' });
+    if (batch.length === BATCH_ROWS) await flush();
+  }
+  if (batch.length) await flush();
   return count;
 }

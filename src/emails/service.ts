@@ -4,7 +4,7 @@ import { dialectOf } from '../db/dialect.js';
 import { databaseFileOf, onDestroy, readerOf } from '../db/reader.js';
 import { notFound } from '../errors.js';
 import type { MailChanges } from './changes.js';
-import type { EventRecorder } from '../webhooks/events.js';
+import { createEventRecorder, type EventRecorder, type QueuedHint } from '../webhooks/events.js';
 import { decodeListCursor, decodeSyncCursor } from './cursor.js';
 import { ftsMatch } from './fts.js';
 import { markerAt, type Markers } from './markers.js';
@@ -97,6 +97,22 @@ export function createEmailService({ db, store, markers, events, clock, changes,
     return starting;
   }
 
+  /**
+   * Runs a writing transaction that records events. On SQLite the recorder's hint reaches the
+   * webhook engine after the commit by itself (the engine's claim waits for the one connection);
+   * on PostgreSQL the claim runs on another pooled connection and could look before the commit, so
+   * the hints are kept and handed over once the transaction has committed.
+   */
+  async function recording<T>(fn: (recorder: EventRecorder) => Promise<T>): Promise<T> {
+    if (!postgres) return fn(events);
+    const hints: QueuedHint[] = [];
+    const out = await fn(createEventRecorder({ clock, onQueued: (h) => { hints.push(...h); } }));
+    // The recorder reports its hints on the next turn.
+    await new Promise((resolve) => setImmediate(resolve));
+    events.notify(hints);
+    return out;
+  }
+
   /** A read job's body: from a reader thread when one is free, else run here. */
   async function body(job: ReadJob): Promise<string | null> {
     if (pgReads) return runPgReadJob(pgReads, job);
@@ -126,31 +142,31 @@ export function createEmailService({ db, store, markers, events, clock, changes,
 
     /** Sets read_at once and records `email.read` in the same transaction; repeating it changes nothing. */
     async markRead(tenantId: number, id: number): Promise<void> {
-      const changed = await db.transaction().execute(async (trx) => {
+      const changed = await recording((recorder) => db.transaction().execute(async (trx) => {
         await markers.ready(trx);
         const e = await store.state(trx, tenantId, id);
         if (!e) throw notFound('Email not found');
         if (e.read_at !== null) return null;
         if (!(await store.markRead(trx, id, clock.now(), markers.next()))) return null;
-        await events.record(trx, [{ tenantId, type: 'email.read', emailId: id, mailboxId: e.mailbox_id }]);
+        await recorder.record(trx, [{ tenantId, type: 'email.read', emailId: id, mailboxId: e.mailbox_id }]);
         await markers.flush(trx);
         return e.mailbox_id;
-      });
+      }));
       if (changed !== null) changes?.committed([changed]);
     },
 
     /** Soft-deletes (a tombstone for sync), frees its quota and records `email.deleted` in the same transaction. */
     async remove(tenantId: number, id: number): Promise<void> {
-      const mailboxId = await db.transaction().execute(async (trx) => {
+      const mailboxId = await recording((recorder) => db.transaction().execute(async (trx) => {
         await markers.ready(trx);
         const e = await store.state(trx, tenantId, id);
         if (!e || !(await store.softDelete(trx, id, clock.now(), markers.next()))) throw notFound('Email not found');
         // Soft-deleted mail is out of the user's reach, so it no longer counts against the quota.
         await store.releaseBytes(trx, e.mailbox_id, e.size);
-        await events.record(trx, [{ tenantId, type: 'email.deleted', emailId: id, mailboxId: e.mailbox_id }]);
+        await recorder.record(trx, [{ tenantId, type: 'email.deleted', emailId: id, mailboxId: e.mailbox_id }]);
         await markers.flush(trx);
         return e.mailbox_id;
-      });
+      }));
       changes?.committed([mailboxId]);
     },
   };

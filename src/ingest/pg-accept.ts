@@ -13,10 +13,11 @@ import type { InboundMessage, RawDelivery, RecipientResolver } from './types.js'
 /** The advisory lock key of API group commits ('inbx'): message_id reservations are checked, then written. */
 const ACCEPT_LOCK = 0x696e6278;
 
-/** One message of a PostgreSQL group commit: API mail with its attachment bytes, or an SMTP queue row. */
-type PgAcceptJob =
-  | { kind: 'api'; job: AcceptJob; blobs: BlobData[] }
-  | { kind: 'smtp'; row: Insertable<InboundTable> };
+/** API mail in a group commit, with its attachment bytes. */
+type ApiJob = { job: AcceptJob; blobs: BlobData[] };
+
+/** Raw bytes bound to one INSERT of SMTP queue rows. */
+const CHUNK_BYTES = 4 * 1024 * 1024;
 
 /** Locks mailbox rows in id order, so transactions that update several never wait on each other in a cycle. */
 export const lockMailboxes = (trx: Db, ids: Iterable<number>) => {
@@ -28,10 +29,10 @@ export const lockMailboxes = (trx: Db, ids: Iterable<number>) => {
 /**
  * The accepting half of ingestion on PostgreSQL (DECISIONS.md section 17): the acknowledgement is
  * a group commit in PostgreSQL instead of the acceptance journal. Every message that arrives while
- * a commit is under way joins the next one, a single transaction on this node's pool holding the
- * queue rows (SMTP mail with its raw bytes in `inbound.raw`, whatever their size; API mail with
- * its message_id reservations, quota usage and attachment blobs). A caller resolves once that
- * transaction committed, and a PostgreSQL commit is durable when it returns; the worker
+ * a commit is under way joins the next one, committed together on this node's pool: SMTP mail as
+ * queue rows with the raw bytes in `inbound.raw` whatever their size, API mail (in groups of its
+ * own) with its message_id reservations, quota usage and attachment blobs. A caller resolves once
+ * its rows committed, and a PostgreSQL commit is durable when it returns; the worker
  * (pg-worker.ts) stores the copies afterwards, on whichever node claims the rows.
  */
 export function createPgAcceptor(deps: {
@@ -41,34 +42,50 @@ export function createPgAcceptor(deps: {
 }) {
   const { db, store, resolve } = deps;
 
-  async function commit(jobs: PgAcceptJob[]): Promise<Outcome<void>[]> {
+  /**
+   * API mail: one transaction per group. Reservations are checked, then written, so API groups of
+   * every node take turns (an advisory lock); blob rows are written before mailbox rows are locked,
+   * the order the storing worker takes them in too (pg-worker.ts).
+   */
+  async function commitApi(jobs: ApiJob[]): Promise<Outcome<void>[]> {
     const now = deps.now();
-    const api = jobs.flatMap((j) => (j.kind === 'api' ? [j] : []));
-    const smtp = jobs.flatMap((j) => (j.kind === 'smtp' ? [j.row] : []));
-    const apiOutcomes = await db.transaction().execute(async (trx) => {
-      if (api.length === 0) {
-        await store.insertInbound(trx, smtp);
-        return [];
-      }
-      // Reservations are checked, then written: API groups of every node take turns (SMTP rows reserve nothing).
+    const outcomes = await db.transaction().execute(async (trx) => {
       await sql`SELECT pg_advisory_xact_lock(${ACCEPT_LOCK})`.execute(trx);
-      // Blob rows before mailbox rows: the order the storing worker takes them in too (pg-worker.ts).
-      await pgBlobs.save(trx, api.flatMap((j) => j.blobs), now);
-      await lockMailboxes(trx, api.flatMap((j) => j.job.target.mailboxIds));
-      const outcomes = await acceptGroup(trx, store, api.map((j) => j.job), now);
-      await store.insertInbound(trx, smtp);
-      return outcomes;
+      await pgBlobs.save(trx, jobs.flatMap((j) => j.blobs), now);
+      await lockMailboxes(trx, jobs.flatMap((j) => j.job.target.mailboxIds));
+      return acceptGroup(trx, store, jobs.map((j) => j.job), now);
     });
-    deps.onCommitted(smtp.length);
-    let next = 0;
-    return jobs.map((j): Outcome<void> => {
-      if (j.kind === 'smtp') return { ok: true, value: undefined };
-      const o = apiOutcomes[next++];
-      return o.ok ? { ok: true, value: undefined } : { ok: false, error: new ApiError(o.status, o.reason) };
-    });
+    deps.onCommitted(0);
+    return outcomes.map((o): Outcome<void> => (o.ok ? { ok: true, value: undefined } : { ok: false, error: new ApiError(o.status, o.reason) }));
   }
 
-  const group = createGroupCommit(commit);
+  /**
+   * SMTP mail: queue rows reserve and check nothing, so a group is one multi-row INSERT without an
+   * explicit transaction (a statement commits alone: one round trip instead of four), in chunks of
+   * bounded bytes; a chunk that fails refuses only its own messages (451: the senders retry).
+   */
+  async function commitSmtp(rows: Insertable<InboundTable>[]): Promise<Outcome<void>[]> {
+    const out: Outcome<void>[] = [];
+    let committed = 0;
+    for (let start = 0; start < rows.length;) {
+      let end = start;
+      let bytes = 0;
+      while (end < rows.length && (end === start || bytes + (rows[end].raw?.length ?? 0) <= CHUNK_BYTES)) bytes += rows[end++].raw?.length ?? 0;
+      try {
+        await db.insertInto('inbound').values(rows.slice(start, end)).execute();
+        for (let i = start; i < end; i++) out.push({ ok: true, value: undefined });
+        committed += end - start;
+      } catch (error) {
+        for (let i = start; i < end; i++) out.push({ ok: false, error });
+      }
+      start = end;
+    }
+    if (committed > 0) deps.onCommitted(committed);
+    return out;
+  }
+
+  const apiGroup = createGroupCommit(commitApi);
+  const smtpGroup = createGroupCommit(commitSmtp);
 
   return {
     /** API path: as acceptor.acceptMessage (accept.ts), with the attachment bytes committed as blob rows in the group. */
@@ -87,7 +104,7 @@ export function createPgAcceptor(deps: {
       }
       const message: StoredMessage = { ...msg, attachments };
       const target: Target = { tenantId, mailboxIds: [...new Set(resolution.mailboxIds)], forwards: [...new Set(resolution.forwards)], address: msg.toEmail };
-      await group.submit({ kind: 'api', job: { messageJson: JSON.stringify(message), messageId: message.messageId, target, size: apiMessageSize(message) }, blobs });
+      await apiGroup.submit({ job: { messageJson: JSON.stringify(message), messageId: message.messageId, target, size: apiMessageSize(message) }, blobs });
     },
 
     /** SMTP path: the raw bytes and the envelope as a queue row, committed with the group before the 250. */
@@ -96,12 +113,9 @@ export function createPgAcceptor(deps: {
       const envelope: Envelope = { ...rest, recipients: recipients.map((r) => r.address) };
       try {
         const raw = 'chunks' in source ? Buffer.concat(source.chunks, source.length) : await readFile(source.path);
-        await group.submit({
-          kind: 'smtp',
-          row: {
-            kind: 'smtp', message: JSON.stringify(envelope), targets: JSON.stringify(smtpTargets(recipients, filed)), raw, raw_path: null,
-            size: delivery.size, error: null, created_at: deps.now(), done_at: null,
-          },
+        await smtpGroup.submit({
+          kind: 'smtp', message: JSON.stringify(envelope), targets: JSON.stringify(smtpTargets(recipients, filed)), raw, raw_path: null,
+          size: delivery.size, error: null, created_at: deps.now(), done_at: null,
         });
       } finally {
         // A spooled message was only this node's scratch copy: its bytes are in the database now (or refused).

@@ -13,11 +13,22 @@ import { lockMailboxes } from './pg-accept.js';
 import { pgBlobs, type BlobData } from './pg-blobs.js';
 import type { IngestStore } from './store.js';
 import type { RawParser } from './types.js';
-import { DEFAULT_DRAIN_MS_PER_ROW } from './pace.js';
+import { BUSY_WINDOW_MS, DEFAULT_DRAIN_MS_PER_ROW, MAX_BACKLOG_MS, MAX_BURST_MS } from './pace.js';
 import { BATCH_BYTES, MAX_ATTEMPTS } from './worker.js';
 
-/** Rows per batch transaction. */
-const BATCH_ROWS = 64;
+/**
+ * Rows per batch transaction. A PostgreSQL batch costs some twenty statements whatever its size,
+ * so storing pays per transaction far more than per row: the larger the batch the less CPU per
+ * message (the SQLite pacing of pace.ts keeps its batches small instead, for API acknowledgements
+ * that wait behind them in the storage thread; here they never wait behind a batch).
+ */
+const BATCH_ROWS = 128;
+/**
+ * While mail arrives (and for at most MAX_BURST_MS, with a backlog under MAX_BACKLOG_MS of work),
+ * the worker waits this long before each batch: storing runs on the thread that accepts, so it
+ * yields the CPU to acknowledgements and stores what gathered meanwhile in one transaction.
+ */
+const BUSY_PAUSE_MS = 100;
 /** How often a node looks for rows other nodes accepted (its own commits wake it at once). */
 const POLL_MS = 500;
 /** Pause after a failed batch before the next try. */
@@ -57,6 +68,17 @@ export function createPgIngestWorker(deps: {
   let queuedSmtp = 0;
   /** Wall time per stored row of recent batches (the backlog's estimate in seconds). */
   let msPerRow = DEFAULT_DRAIN_MS_PER_ROW;
+  // Monotonic times (performance.now()) of the last commit of accepted mail here, and of the start of the current stretch of them.
+  let lastAcceptAt = -Infinity;
+  let busySince: number | null = null;
+
+  /** Whether to hold the next batch back for arriving mail (see BUSY_PAUSE_MS). */
+  function yielding(): boolean {
+    const now = performance.now();
+    const busy = now - lastAcceptAt < BUSY_WINDOW_MS;
+    busySince = busy ? busySince ?? now : null;
+    return busy && now - busySince! < MAX_BURST_MS && queuedSmtp * msPerRow < MAX_BACKLOG_MS;
+  }
 
   /** Parses one raw SMTP row (the parser writes its attachments as this node's blob files). */
   async function parse(row: { id: number; message: string; targets: string; raw: Buffer | null; size: number }): Promise<ParsedRaw> {
@@ -168,6 +190,8 @@ export function createPgIngestWorker(deps: {
         again = false;
         while (!stopped) {
           try {
+            if (yielding()) await Promise.race([new Promise((r) => setTimeout(r, BUSY_PAUSE_MS)), stopping.catch(() => undefined)]);
+            if (stopped) break;
             const started = performance.now();
             const taken = await batch();
             if (taken === 0) break;
@@ -197,6 +221,7 @@ export function createPgIngestWorker(deps: {
     /** Told after this node committed a group: `smtp` more rows wait (the gauges count them at once). */
     accepted(smtp: number): void {
       queuedSmtp += smtp;
+      lastAcceptAt = performance.now();
       wake();
     },
     /** SMTP mail acknowledged and not yet stored, and the estimated time to store it (metrics). */

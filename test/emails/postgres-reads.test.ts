@@ -26,7 +26,11 @@ import { freshPostgresDatabase } from '../helpers/pg.js';
 const T0 = Date.UTC(2024, 2, 1, 9, 0, 0);
 const WORDS = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet'];
 
-interface Side { name: string; db: Db; service: EmailService; clock: ReturnType<typeof manualClock> }
+interface Side {
+  name: string; db: Db; service: EmailService; clock: ReturnType<typeof manualClock>;
+  /** Turns the mail of a mailbox into tombstones, as a mailbox deletion does (emails/index.ts). */
+  purge(mailboxId: number): Promise<void>;
+}
 
 
 /** The mail both databases hold: tenants 1 and 2, mailboxes 1 and 2 of tenant 1 and 3 of tenant 2. */
@@ -79,7 +83,13 @@ async function side(t: ExecutionContext, name: string, db: Db): Promise<Side> {
   }
   const service = createEmailService({ db, store, markers, events: createEventRecorder({ clock }), clock, readThreads: 0 });
   t.truthy(service, name);
-  return { name, db, service, clock };
+  const purge = (mailboxId: number) => db.transaction().execute(async (trx) => {
+    const ids = await store.idsInMailboxes(trx, [mailboxId]);
+    await markers.ready(trx);
+    await store.tombstone(trx, ids, clock.now(), () => markers.next());
+    await markers.flush(trx);
+  });
+  return { name, db, service, clock, purge };
 }
 
 async function bothSides(t: ExecutionContext): Promise<[Side, Side]> {
@@ -197,6 +207,11 @@ test('get, sync with tombstones, mark read and delete answer on PostgreSQL exact
   await sync('after');
   await same(t, sides, 'sync after the cursor of the change', (s) => s.syncBody(1, { since: T0 + 3_600_000 + 100_000, perPage: 10 }));
   await walk(t, sides, { folder: 'INBOX', unread: false }, 3);
+  for (const side of sides) await side.purge(2);
+  await sync('after a mailbox purge');
+  await same(t, sides, 'get of purged mail', (s) => s.getBody(1, 2));
+  t.is(JSON.parse(await sides[1].service.listBody(1, { folder: 'INBOX', mailboxId: 2, perPage: 10 })).data.length, 0);
+  t.is(JSON.parse(await sides[1].service.listBody(1, { folder: 'INBOX', q: 'report', perPage: 100 })).data.length, 26);
   const quota = await Promise.all(sides.map((s) => s.db.selectFrom('mailboxes').select('used_bytes').where('id', '=', 2).executeTakeFirstOrThrow()));
   t.is(Number(quota[1].used_bytes), Number(quota[0].used_bytes));
 });

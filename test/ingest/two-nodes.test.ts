@@ -5,6 +5,9 @@ import { freshPostgresDatabase } from '../helpers/pg.js';
 import { runCli, startServerProcess, type ServerProcess } from '../helpers/process.js';
 import { sendOn, smtpClient } from '../helpers/smtp.js';
 
+/** A node's start-up may take long on a loaded shared machine (two at once, each compiling its sources). */
+const START_MS = 120_000;
+
 // Two nodes on one PostgreSQL database (DECISIONS.md section 17), each a server process with a data
 // directory of its own: this test opens its own database, so it runs the same in either lane.
 
@@ -52,7 +55,7 @@ function message(n: number): { raw: string; attachment: number } {
 }
 
 test('two nodes on one PostgreSQL database: mail through either is listed once on both; SIGKILL of one under SMTP load loses nothing acknowledged and stores nothing twice', async (t) => {
-  t.timeout(300_000);
+  t.timeout(480_000);
   const database = { MAILSTEAD_DATABASE_URL: await freshPostgresDatabase(t) };
   const [dirA, dirB] = [tempDir(t), tempDir(t)];
   const tenant = await runCli(dirA, ['tenant', 'create', 'pairtest', '--plan', 'active'], database);
@@ -60,9 +63,9 @@ test('two nodes on one PostgreSQL database: mail through either is listed once o
   const keyOut = await runCli(dirA, ['key', 'create', '--tenant', 'pairtest', '--perms', 'read,write,inbound,webhook'], database);
   t.is(keyOut.code, 0, keyOut.stderr);
   const key = keyOut.stdout.trim();
-  const a: ServerProcess = await startServerProcess(dirA, database);
+  const a: ServerProcess = await startServerProcess(dirA, database, START_MS);
   t.teardown(() => { a.child.kill('SIGKILL'); });
-  let b: ServerProcess = await startServerProcess(dirB, database);
+  let b: ServerProcess = await startServerProcess(dirB, database, START_MS);
   t.teardown(() => { b.child.kill('SIGKILL'); });
   const httpA = api(a.httpPort, key);
   const domain = await httpA.call('POST', '/v1/create/domain', { Domain: 'pair.test' });
@@ -128,7 +131,7 @@ test('two nodes on one PostgreSQL database: mail through either is listed once o
   for (const [n, count] of seen) t.is(count, 1, `message ${n} is stored once`);
 
   // Node B again: it lists the same mail, and its attachments download from the database.
-  b = await startServerProcess(dirB, database);
+  b = await startServerProcess(dirB, database, START_MS);
   const httpB = api(b.httpPort, key);
   const onB = await httpB.listAll();
   t.deepEqual(onB.map((i) => i.id).sort((x, y) => x - y), items.map((i) => i.id).sort((x, y) => x - y));
