@@ -43,5 +43,9 @@ export default {
     'test/mailboxes/single.test.ts',
     'test/tasks/queue.test.ts',
     'test/webhooks/crud.test.ts',
+    'test/webhooks/events.test.ts',
+    'test/webhooks/retries.test.ts',
+    'test/webhooks/signing.test.ts',
+    'test/webhooks/ssrf.test.ts',
   ],
 };
