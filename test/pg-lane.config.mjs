@@ -83,5 +83,10 @@ export default {
     'test/imap/mbsync.test.ts',
     'test/imap/search.test.ts',
     'test/imap/session.test.ts',
+
+    'test/webhooks/events.test.ts',
+    'test/webhooks/retries.test.ts',
+    'test/webhooks/signing.test.ts',
+    'test/webhooks/ssrf.test.ts',
   ],
 };

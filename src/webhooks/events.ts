@@ -1,4 +1,7 @@
+import { sql } from 'kysely';
 import type { Db } from '../db/connection.js';
+import { dialectOf } from '../db/dialect.js';
+import type { NodeSession } from '../db/pg-session.js';
 import type { Clock } from '../clock.js';
 import { createWebhookStore, type WebhookStore } from './store.js';
 
@@ -26,7 +29,7 @@ export type QueuedHint = { webhookId: number; at: number };
 export function createEventRecorder({ clock, store = createWebhookStore(), onQueued }: {
   clock: Clock;
   store?: WebhookStore;
-  /** Told (after the current tick, so after the caller's statement) which webhooks got work. */
+  /** Told (after the current tick, so after the caller's statement) which webhooks got work; on PostgreSQL every node is told through NOTIFY instead (see listenQueued). */
   onQueued?: (hints: QueuedHint[]) => void;
 }) {
   return {
@@ -54,9 +57,12 @@ export function createEventRecorder({ clock, store = createWebhookStore(), onQue
       const now = clock.now();
       const ids = await store.insertEvents(trx, events, now);
       const queued = await store.fanOut(trx, ids, now);
-      if (queued.length > 0 && onQueued) {
+      if (queued.length > 0 && dialectOf(trx) === 'postgres') {
+        // PostgreSQL delivers a NOTIFY at commit, to every node: each engine then claims rows it can see.
+        await notifyQueued(trx, [...new Set(queued)]);
+      } else if (queued.length > 0 && onQueued) {
         const hints = [...new Set(queued)].map((webhookId) => ({ webhookId, at: now }));
-        // The engine's claim waits for the connection this transaction holds, so it sees the rows once committed.
+        // SQLite: the engine's claim waits for the connection this transaction holds, so it sees the rows once committed.
         setImmediate(() => onQueued(hints));
       }
       return ids;
@@ -64,3 +70,27 @@ export function createEventRecorder({ clock, store = createWebhookStore(), onQue
   };
 }
 export type EventRecorder = ReturnType<typeof createEventRecorder>;
+
+/** The channel of "deliveries were queued for these webhooks" on PostgreSQL. */
+const QUEUED_CHANNEL = 'mailstead_webhooks';
+/** Longest payload sent (PostgreSQL takes up to 8000 bytes); a longer list is sent empty: look at every webhook. */
+const MAX_PAYLOAD = 7000;
+
+/** Inside the recording transaction: every node hears at commit which webhooks got deliveries. */
+async function notifyQueued(trx: Db, webhookIds: number[]): Promise<void> {
+  const payload = JSON.stringify(webhookIds);
+  await sql`SELECT pg_notify(${QUEUED_CHANNEL}, ${payload.length <= MAX_PAYLOAD ? payload : ''})`.execute(trx);
+}
+
+/**
+ * Hears the deliveries queued on any node (PostgreSQL): `hint` with the webhooks named, or
+ * `everything` when the list was too long or notifications may have been lost (a reconnect).
+ */
+export function listenQueued(session: NodeSession, now: () => number, on: { hint(hints: QueuedHint[]): void; everything(): void }): Promise<void> {
+  return session.listen(QUEUED_CHANNEL, (payload) => {
+    let ids: unknown = null;
+    try { ids = payload ? JSON.parse(payload) : null; } catch { /* not ours: look at everything */ }
+    if (Array.isArray(ids) && ids.every((id) => Number.isSafeInteger(id))) on.hint(ids.map((webhookId: number) => ({ webhookId, at: now() })));
+    else on.everything();
+  });
+}

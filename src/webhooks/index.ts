@@ -3,7 +3,7 @@ import type { Core } from '../core.js';
 import { postgresDeliveryClaims, sqliteDeliveryClaims } from './claims.js';
 import { createDeliveryStore } from './delivery-store.js';
 import { createDeliveryEngine, PER_WEBHOOK_CONCURRENCY, type EngineOptions } from './engine.js';
-import { createEventRecorder } from './events.js';
+import { createEventRecorder, listenQueued } from './events.js';
 import { webhookJobs } from './jobs.js';
 import { createHostLookup, type HostLookup } from './resolve.js';
 import { webhookRoutes } from './routes.js';
@@ -47,7 +47,17 @@ export function installWebhooks(core: Core, opts: WebhookOptions = {}) {
     service,
     engine,
     /** Starts delivering (after the database is open and the worker runs). */
-    start: () => engine.start(),
+    async start() {
+      // Many nodes on PostgreSQL: deliveries queued on any node wake every engine.
+      if (core.session) {
+        const log = core.logger.child({ component: 'webhooks' });
+        await listenQueued(core.session, () => core.clock.now(), {
+          hint: (hints) => engine.notify(hints),
+          everything: () => { engine.resync().then(() => engine.wake(), (err) => log.error({ err }, 'reading due webhook deliveries failed')); },
+        });
+      }
+      await engine.start();
+    },
     /** Finishes or releases the requests under way and writes their outcomes. */
     stop: () => engine.stop(),
   };

@@ -93,3 +93,36 @@ test.serial('two nodes deliver each queued item once to a real SMTP sink; GET /v
   t.deepEqual(fromA.body, fromB.body);
   t.is((await b.get(`/v1/outbound/${ids[0]}`, key)).body.data.status, 'sent');
 });
+
+test.serial('an item deferred by the remote waits for its next try; POST /v1/outbound/{id}/retry on the other node sends it now', async (t) => {
+  t.timeout(180_000);
+  const zone = await startMxZone(t);
+  const sink = await startSink(t, { answer: () => '451 4.7.1 try later' });
+  zone.mx(REMOTE_DOMAIN, REMOTE_MX, 10);
+  zone.a(REMOTE_MX, '127.0.0.1');
+  const cluster = await sharedDatabase(t);
+  const key = await cluster.tenantKey('retry-owner');
+  const owner = await cluster.admin.db.selectFrom('tenants').select('id').where('name', '=', 'retry-owner').executeTakeFirstOrThrow();
+  const { ids: [id] } = await plantItems(cluster.admin.db, 1);
+  await cluster.admin.db.updateTable('outbound').set({ tenant_id: owner.id }).where('id', '=', id!).execute();
+
+  const env = { ...outboundEnv(zone, sink.port), MAILSTEAD_OUTBOUND_RETRY_SCHEDULE: '3600' };
+  const [a, b] = await Promise.all([cluster.startNode('a', env), cluster.startNode('b', env)]);
+  const deferred = await eventually('the first try deferred', async () => {
+    const r = await a.get(`/v1/outbound/${id}`, key);
+    return r.body.data?.attempts === 1 ? r.body.data : undefined;
+  }, 60_000, 200);
+  t.is(deferred.status, 'queued');
+  t.regex(deferred.last_response, /^451 /);
+  t.true(Date.parse(deferred.next_attempt_at) > Date.now() + 3000_000, 'next try in an hour');
+
+  sink.setAnswer(() => null);
+  t.deepEqual((await b.post(`/v1/outbound/${id}/retry`, key)).body, { status: 'success' });
+  const sent = await eventually('sent after the retry', async () => {
+    const r = await a.get(`/v1/outbound/${id}`, key);
+    return r.body.data?.status === 'sent' ? r.body.data : undefined;
+  }, 30_000, 100);
+  t.is(sent.attempts, 2);
+  t.is(sink.messages.length, 1, 'accepted once');
+  t.is((await a.post(`/v1/outbound/${id}/retry`, key)).status, 422, 'a sent item is not tried again');
+});

@@ -1,8 +1,11 @@
 import test from 'ava';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { systemClock } from '../../src/clock.js';
+import { postgresDeliveryClaims } from '../../src/webhooks/claims.js';
+import { createEventRecorder } from '../../src/webhooks/events.js';
 import type { Cluster } from '../helpers/nodes.js';
-import { eventually, sharedDatabase } from '../helpers/nodes.js';
+import { eventually, sharedDatabase, startNodes } from '../helpers/nodes.js';
 
 // Two server processes on one PostgreSQL database (DECISIONS.md section 17): webhook deliveries.
 
@@ -71,6 +74,9 @@ test.serial('deliveries a live node is sending stay its own; those of a SIGKILLe
   await eventually('A sends all five (held by the receiver)', async () => (hook.seen.size === ids.length ? true : undefined), 60_000);
   t.deepEqual((await statuses(cluster)).map((r) => r.status), ids.map(() => 'sending'));
 
+  // What a node starting now runs first, here from the test's own connection (no start-up time to
+  // race A's 15 s request timeout): it finds every delivery held by a live node and leaves them.
+  t.is(await postgresDeliveryClaims(cluster.admin.db, cluster.admin.session).recover(true), 0);
   // B starts while A's requests are under way (the sender waits 15 s for an answer): its start-up
   // recovery must leave them alone, so nothing is sent twice.
   const b = await cluster.startNode('b', NODE_ENV);
@@ -84,4 +90,27 @@ test.serial('deliveries a live node is sending stay its own; those of a SIGKILLe
   await eventually('B delivers them', async () => ((await statuses(cluster)).every((r) => r.status === 'delivered') ? true : undefined), 150_000, 200);
   t.deepEqual([...hook.seen.values()], ids.map(() => 2), 'each sent by A (no answer: A died) and once more by B');
   t.regex(b.output(), /webhook deliveries of a node that is gone were queued again/);
+});
+
+test.serial('events recorded by another process reach the nodes through NOTIFY and each delivery is sent once', async (t) => {
+  t.timeout(180_000);
+  const { cluster, nodes: [a] } = await startNodes(t, 2, NODE_ENV);
+  const hook = await receiver(t);
+  const key = await cluster.tenantKey();
+  const created = await a!.post('/v1/webhooks', key, { url: hook.url, events: ['email.received'] });
+  t.is(created.status, 200, JSON.stringify(created.body));
+  const tenant = await cluster.admin.db.selectFrom('webhooks').select('tenant_id').where('id', '=', created.body.data.id).executeTakeFirstOrThrow();
+
+  // The recorder as inbound mail runs it, here in the test's own process: neither node recorded
+  // these, so only the NOTIFY sent at commit can tell them.
+  const recorder = createEventRecorder({ clock: systemClock });
+  const events = Array.from({ length: 50 }, (_, i) => ({ tenantId: tenant.tenant_id, type: 'email.received' as const, emailId: 1000 + i, mailboxId: 7 }));
+  await cluster.admin.db.transaction().execute((trx) => recorder.record(trx, events));
+
+  await eventually('every delivery delivered', async () => {
+    const rows = await statuses(cluster);
+    return rows.length === 50 && rows.every((r) => r.status === 'delivered') ? true : undefined;
+  }, 30_000, 100);
+  t.is(hook.seen.size, 50);
+  t.deepEqual([...new Set(hook.seen.values())], [1], 'each delivery POSTed once');
 });
