@@ -10,6 +10,10 @@ const { ava } = JSON.parse(readFileSync(new URL('../package.json', import.meta.u
 export default {
   ...ava,
   files: [
+    // PostgreSQL only (left out of the SQLite lane in package.json): they open databases of their own.
+    'test/emails/postgres-reads.test.ts',
+    'test/ingest/pg-markers.test.ts',
+    'test/ingest/two-nodes.test.ts',
     'test/db/postgres.test.ts', // the seam itself: migrations, SKIP LOCKED claims, advisory locks
     // Two server processes on one database (test/helpers/nodes.ts); PostgreSQL only, so the SQLite lane leaves them out.
     'test/db/two-nodes-cron.test.ts',
