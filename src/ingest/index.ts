@@ -1,7 +1,6 @@
 import { join } from 'node:path';
 import { Gauge } from 'prom-client';
 import type { Core } from '../core.js';
-import { notPorted } from '../db/not-ported.js';
 import type { Markers } from '../emails/markers.js';
 import type { EventRecorder } from '../webhooks/events.js';
 import { createAcceptor } from './accept.js';
@@ -13,6 +12,8 @@ import { createStorageThread } from './storage-thread.js';
 import { createOrphanSweep } from './sweep.js';
 import { createEmailStore } from '../emails/store.js';
 import { createEmailWriter } from '../emails/writer.js';
+import { createOutboundStore } from '../outbound/store.js';
+import { commitSubmissions } from '../submission/commit.js';
 import { createPgAcceptor } from './pg-accept.js';
 import { databaseBlobReads } from './pg-blobs.js';
 import { createPgIngestStore } from './pg-store.js';
@@ -72,6 +73,7 @@ export function createIngest(core: Core, deps: {
   let pgWorker: ReturnType<typeof createPgIngestWorker> | null = null;
   if (onPostgres) {
     const pgStore = createPgIngestStore();
+    const outboundStore = createOutboundStore();
     pgWorker = createPgIngestWorker({
       db: core.db, store: pgStore, writer: createEmailWriter({ store: createEmailStore(), markers: deps.markers, clock: core.clock }), markers: deps.markers,
       files: blobs, clock: core.clock, logger: core.logger, parser: () => parser,
@@ -85,7 +87,9 @@ export function createIngest(core: Core, deps: {
       acceptMessage: pgAcceptor.acceptMessage,
       acceptRaw: pgAcceptor.acceptRaw,
       overQuota: pgAcceptor.overQuota,
-      commitSubmissions: () => Promise.reject(notPorted('Submission (the Sent copy and the outbound queue)')),
+      // The storage thread's transaction body, in one transaction of the pool: submission's group
+      // commit (submission/deliver.ts) makes it one per group, durable when PostgreSQL's commit returns.
+      commitSubmissions: (jobs) => core.db.transaction().execute((trx) => commitSubmissions(trx, outboundStore, jobs, core.clock.now())),
       setRawParser(p: RawParser) { parser = p; woken.wake(); },
     } satisfies Partial<Ingest>);
     // Attachments are rows of the database there: readers of stored mail get them from it.

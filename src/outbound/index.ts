@@ -3,6 +3,7 @@ import { isIP } from 'node:net';
 import { Counter, Gauge } from 'prom-client';
 import type { Core } from '../core.js';
 import { createBlobStore } from '../ingest/blobs.js';
+import { databaseBlobReads } from '../ingest/pg-blobs.js';
 import { createIngestStore } from '../ingest/store.js';
 import type { Ingest, RecipientResolver } from '../ingest/types.js';
 import { cachedLookup, createPromiseResolver } from '../smtp/dns.js';
@@ -100,10 +101,13 @@ export function installOutbound(core: Core, deps: { srs: Srs; ingest: Ingest; re
   // The worker is made below; SQLite's wake-up reaches it through this late binding.
   const wakeHere = () => worker.wake();
   const claims = core.session ? postgresOutboundClaims(core.session) : sqliteOutboundClaims(db, store, wakeHere);
+  // API mail is rendered from its attachments: files of the data dir on SQLite, rows of the database on PostgreSQL (section 17).
+  const blobFiles = createBlobStore(config.dataDir, () => clock.now());
+  const forwardBlobs = core.dialect === 'postgres' ? databaseBlobReads(blobFiles, db) : blobFiles;
   const worker = createOutboundWorker({
     db, store, clock, logger, hostname: config.hostname, claims,
     policy: { schedule: config.outboundRetrySchedule, maxAgeSeconds: config.outboundMaxAgeSeconds },
-    prepare: createPreparer({ db, store, blobs: createBlobStore(config.dataDir, () => clock.now()), srs: deps.srs, clock, logger, hostname: config.hostname,
+    prepare: createPreparer({ db, store, blobs: forwardBlobs, srs: deps.srs, clock, logger, hostname: config.hostname,
       lookup: cachedLookup((name, rrtype) => resolver.resolve(name, rrtype) as Promise<string[][] | string[]>, () => clock.now()) }),
     remote: createRemoteTransmitter({ route, pool }),
     local: createLocalTransmitter({ ingest: deps.ingest, resolve: deps.resolve, hostname: config.hostname, now: () => clock.now() }),

@@ -1,8 +1,6 @@
 import { readFile } from 'node:fs/promises';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
-import { dialectOf } from '../db/dialect.js';
-import { notPorted } from '../db/not-ported.js';
 import type { BlobStore } from '../ingest/blobs.js';
 import type { StoredMessage } from '../ingest/message.js';
 import type { AuthResults } from '../ingest/types.js';
@@ -57,15 +55,14 @@ export function createPreparer(deps: { db: Db; store: OutboundStore; blobs: Blob
     if (item.inbound_id === null) return null;
     const src = await store.inboundSource(db, item.inbound_id);
     if (!src) return null;
+    // On PostgreSQL (DECISIONS.md section 17) SMTP mail's bytes are always in the row; on SQLite
+    // large ones are a file of the data dir.
     if (src.raw) return src.raw;
-    // Raw messages and attachment blobs in files of one node's data dir are not shared by the
-    // nodes of a PostgreSQL database (section 17 puts them in the database): until that is
-    // ported, say so, and the item waits for its next try (the worker defers on a fault of ours).
-    if ((src.raw_path || src.kind === 'api') && dialectOf(db) === 'postgres') throw notPorted('Raw messages and blobs in data-dir files (outbound forwards)');
     if (src.raw_path) return readFile(blobs.rawFile(src.raw_path)).catch(() => null);
     if (src.kind !== 'api') return null;
     const message = await store.inboundMessage(db, item.inbound_id);
     if (message === null) return null;
+    // `blobs` reads attachments from the `blobs` table on PostgreSQL (databaseBlobReads), from files on SQLite.
     const rendered = await renderApiMessage(JSON.parse(message) as StoredMessage, (h) => blobs.readBlob(h));
     await db.transaction().execute(async (trx) => {
       const ref = await store.putMessage(trx, rendered, deps.clock.now());

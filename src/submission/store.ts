@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connection.js';
+import { dialectOf } from '../db/dialect.js';
 
 /** The window of the daily limit: a rolling 24 hours. */
 export const DAY_MS = 24 * 3_600_000;
@@ -11,6 +12,11 @@ export interface SenderMailbox {
   address: string;
 }
 
+/** Whether an alias's goto (a JSON array in a text column on both dialects) lists `address`. */
+const gotoIncludes = (db: Db, address: string) => dialectOf(db) === 'sqlite'
+  ? sql<boolean>`EXISTS (SELECT 1 FROM json_each(aliases.goto) AS g WHERE g.value = ${address})`
+  : sql<boolean>`EXISTS (SELECT 1 FROM jsonb_array_elements_text(aliases.goto::jsonb) AS g(value) WHERE g.value = ${address})`;
+
 /** Every query of submission, and nothing else. */
 export const submissionStore = {
   /**
@@ -21,7 +27,7 @@ export const submissionStore = {
     const rows = await db.selectFrom('aliases').select('address')
       .where('tenant_id', '=', mailbox.tenantId).where('active', '=', 1).where('sender_allowed', '=', 1)
       .where('is_catch_all', '=', 0).where('status', '=', 'active')
-      .where(sql<boolean>`EXISTS (SELECT 1 FROM json_each(aliases.goto) AS g WHERE g.value = ${mailbox.address})`)
+      .where(gotoIncludes(db, mailbox.address))
       .execute();
     return new Set([mailbox.address, ...rows.map((r) => r.address)]);
   },

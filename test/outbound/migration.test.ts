@@ -1,14 +1,18 @@
 import test from 'ava';
-import { Migrator } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import { startTestApp, tempDir } from '../helpers/app.js';
-import { openConnection } from '../../src/db/connection.js';
+import { freshPostgresDatabase, onPostgres } from '../helpers/pg.js';
+import { openConnection, type Db } from '../../src/db/connection.js';
+import { openPool } from '../../src/db/postgres.js';
 import { migrations } from '../../src/db/migrations/index.js';
 import { startMxZone } from './mx-zone.js';
 import { ALIAS_DOMAIN, REMOTE_DOMAIN, REMOTE_MX, outboundEnv, startSink } from './world.js';
 
 test('forwards written before the outbound queue existed become queued forward items and are delivered', async (t) => {
   const dataDir = tempDir(t);
-  const { db } = openConnection(dataDir);
+  // The schema of 008 on the lane's database: a data dir's SQLite file, or a PostgreSQL database the server is then pointed at.
+  const url = onPostgres ? await freshPostgresDatabase(t) : null;
+  const db: Db = url ? new Kysely({ dialect: new PostgresDialect({ pool: openPool(url) }) }) : openConnection(dataDir).db;
   const before = Object.fromEntries(Object.entries(migrations).filter(([name]) => name < '009'));
   const { error } = await new Migrator({ db, provider: { getMigrations: async () => before } }).migrateToLatest();
   t.falsy(error);
@@ -28,7 +32,7 @@ test('forwards written before the outbound queue existed become queued forward i
   zone.mx(REMOTE_DOMAIN, REMOTE_MX, 10);
   zone.a(REMOTE_MX, '127.0.0.1');
   const sink = await startSink(t);
-  const app = await startTestApp(t, { dataDir, env: outboundEnv(zone, sink.port), outboundTesting: { pollMs: 100, timeoutMs: 10_000 } });
+  const app = await startTestApp(t, { dataDir, env: { ...outboundEnv(zone, sink.port), ...(url ? { MAILSTEAD_DATABASE_URL: url } : {}) }, outboundTesting: { pollMs: 100, timeoutMs: 10_000 } });
   const m = await sink.nth(1);
   t.regex(m.from, /^SRS0=[^=]{4}=[^=]{2}=remote\.test=ann@alias\.test$/i);
   t.deepEqual(m.to, [`dest@${REMOTE_DOMAIN}`]);
@@ -37,6 +41,8 @@ test('forwards written before the outbound queue existed become queued forward i
   const items = (await app.get('/v1/outbound', key)).body.data;
   t.is(items.length, 1);
   t.like(items[0], { kind: 'forward', mail_from: `ann@${REMOTE_DOMAIN}`, rcpt_to: `dest@${REMOTE_DOMAIN}` });
-  const tables = await app.app.db.selectFrom('sqlite_master' as any).select('name' as any).where('name' as any, '=', 'forwards').execute();
+  const tables = onPostgres
+    ? (await sql<{ name: string | null }>`SELECT to_regclass('forwards')::text AS name`.execute(app.app.db)).rows.filter((r) => r.name !== null)
+    : await app.app.db.selectFrom('sqlite_master' as any).select('name' as any).where('name' as any, '=', 'forwards').execute();
   t.deepEqual(tables, []);
 });
