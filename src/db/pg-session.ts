@@ -7,7 +7,8 @@ import type pg from 'pg';
  * - session advisory locks: held as long as the node lives, and released by PostgreSQL itself
  *   when the node dies (its connection ends), which is how other nodes tell a crashed node's
  *   work from work still under way.
- * Queries on it run one at a time (node-postgres queues them), so each must be one statement.
+ * Queries on it run one at a time, in order (a chain of our own: node-postgres deprecates queueing
+ * them on a client), so each must be one statement.
  */
 export interface NodeSession {
   /** Runs one statement on the session's connection (connecting first if needed). */
@@ -65,15 +66,23 @@ export function createNodeSession(pool: pg.Pool, onError: (err: Error) => void =
     }
   }
 
+  /** The last statement sent: the next one starts when it settles. */
+  let tail: Promise<unknown> = Promise.resolve();
+  function inTurn<R>(run: (c: pg.PoolClient) => Promise<R>): Promise<R> {
+    const turn = tail.then(async () => run(await connect()));
+    tail = turn.catch(() => undefined);
+    return turn;
+  }
+
   return {
-    async query(text, params) {
-      return (await connect()).query(text, params);
+    query(text, params) {
+      return inTurn((c) => c.query(text, params));
     },
     async listen(channel, fn) {
       const known = listeners.get(channel);
       if (known) { known.push(fn); return; }
       listeners.set(channel, [fn]);
-      await (await connect()).query(`LISTEN ${channelIdent(channel)}`);
+      await inTurn((c) => c.query(`LISTEN ${channelIdent(channel)}`));
     },
     async close() {
       closed = true;
