@@ -79,7 +79,9 @@ function readsOn(db: Db, window: number) {
       return r.rows.map(tuple<ListRow>);
     },
     async anyBeyond(f: ListFilter, pos: Position): Promise<boolean> {
-      const r = await sql`SELECT 1 FROM emails e WHERE ${listWhere(f, pos)} LIMIT 1`.execute(db);
+      // Ordered from the position outwards: unordered, the planner takes a sequential scan from the
+      // oldest rows, which reads the whole table before it finds a row newer than a deep position.
+      const r = await sql`SELECT 1 FROM emails e WHERE ${listWhere(f, pos)} ${ORDER[pos.side]} LIMIT 1`.execute(db);
       return r.rows.length > 0;
     },
     /** One page of search hits nearest to `pos` (or the newest), as list rows. */
