@@ -47,18 +47,42 @@ const ORDER = {
 const SEARCH_WINDOW = 1000;
 
 /**
+ * Hits in the whole index (every tenant) up to which a search reads them all and then the page
+ * among them (the GIN index, and a recheck of each hit's document).
+ */
+const FEW_HITS = 1000;
+
+/** How a search chooses its plan (tests set both low to run every plan on little mail). */
+export interface SearchPlanLimits {
+  window: number;
+  fewHits: number;
+}
+
+/**
  * The rows of a search, nearest to the position first, in two plans, since PostgreSQL's estimate
  * of an AND of words multiplies their frequencies and so misjudges which plan is cheap (words that
  * never occur together made it walk a whole tenant): first the newest SEARCH_WINDOW rows of the
  * range in index order, each checked against its document (common words: done after a few dozen
  * rows); when that does not fill the page and the range holds more rows, every hit from the GIN
- * index, materialised, then joined to the range (rare words and combinations). Either plan alone
- * answers exactly; the first just stops early.
+ * index, materialised, then joined to the range (rare words and combinations). A search with
+ * fewer than FEW_HITS hits in the whole index goes to the second plan at once: the first would
+ * read up to SEARCH_WINDOW documents to find few of them. Either plan alone answers exactly.
  */
-async function searchRows<T>(db: Db, window: number, columns: RawBuilder<unknown>, match: string, f: ListFilter, pos: Position | null, limit: number): Promise<T[]> {
+async function searchRows<T>(db: Db, plan: SearchPlanLimits, columns: RawBuilder<unknown>, match: string, f: ListFilter, pos: Position | null, limit: number): Promise<T[]> {
   const q = tsquery(decodePgSearch(match));
   const where = listWhere(f, pos);
   const order = ORDER[pos?.side ?? 'below'];
+  const everyHit = async () => (await sql<Record<string, unknown>>`WITH hits AS MATERIALIZED (SELECT f.email_id FROM emails_fts f WHERE f.document @@ ${q})
+    SELECT ${columns} FROM emails e WHERE ${where} AND e.id IN (SELECT email_id FROM hits) ${order} LIMIT ${limit}`.execute(db)).rows.map(tuple<T>);
+  // Up to FEW_HITS hits of the whole index; fewer are all of them, and the page is read from those.
+  const found = await sql<{ ids: Array<string | number> | null }>`SELECT array_agg(f.email_id) AS ids
+    FROM (SELECT f.email_id FROM emails_fts f WHERE f.document @@ ${q} LIMIT ${plan.fewHits}) f`.execute(db);
+  const ids = (found.rows[0]?.ids ?? []).map(Number);
+  if (ids.length < plan.fewHits) {
+    if (ids.length === 0) return [];
+    return (await sql<Record<string, unknown>>`SELECT ${columns} FROM emails e WHERE ${where} AND e.id = ANY(${ids}::bigint[]) ${order} LIMIT ${limit}`.execute(db)).rows.map(tuple<T>);
+  }
+  const window = plan.window;
   // The match is a scalar subquery, not EXISTS, so that it stays a check per row in index order
   // (which stops at `limit` hits) rather than a join of every hit, which the planner prefers.
   const walked = await sql<Record<string, unknown>>`SELECT ${columns} FROM (SELECT ${LIST} FROM emails e WHERE ${where} ${order} LIMIT ${window}) e
@@ -66,25 +90,25 @@ async function searchRows<T>(db: Db, window: number, columns: RawBuilder<unknown
   if (walked.rows.length >= limit) return walked.rows.map(tuple<T>);
   const inRange = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT 1 FROM emails e WHERE ${where} ${order} LIMIT ${window}) x`.execute(db);
   if (Number(inRange.rows[0].n) < window) return walked.rows.map(tuple<T>);
-  const hits = await sql<Record<string, unknown>>`WITH hits AS MATERIALIZED (SELECT f.email_id FROM emails_fts f WHERE f.document @@ ${q})
-    SELECT ${columns} FROM emails e WHERE ${where} AND e.id IN (SELECT email_id FROM hits) ${order} LIMIT ${limit}`.execute(db);
-  return hits.rows.map(tuple<T>);
+  return everyHit();
 }
 
 /** The hot reads over `db` (the pool, or the read transaction of `snapshot`). */
-function readsOn(db: Db, window: number) {
+function readsOn(db: Db, plan: SearchPlanLimits) {
   return {
     async listPage(f: ListFilter, pos: Position | null, limit: number): Promise<ListRow[]> {
       const r = await sql<Record<string, unknown>>`SELECT ${LIST} FROM emails e WHERE ${listWhere(f, pos)} ${ORDER[pos?.side ?? 'below']} LIMIT ${limit}`.execute(db);
       return r.rows.map(tuple<ListRow>);
     },
     async anyBeyond(f: ListFilter, pos: Position): Promise<boolean> {
-      const r = await sql`SELECT 1 FROM emails e WHERE ${listWhere(f, pos)} LIMIT 1`.execute(db);
+      // Ordered from the position outwards: unordered, the planner takes a sequential scan from the
+      // oldest rows, which reads the whole table before it finds a row newer than a deep position.
+      const r = await sql`SELECT 1 FROM emails e WHERE ${listWhere(f, pos)} ${ORDER[pos.side]} LIMIT 1`.execute(db);
       return r.rows.length > 0;
     },
     /** One page of search hits nearest to `pos` (or the newest), as list rows. */
-    searchPage: (match: string, f: ListFilter, pos: Position | null, limit: number) => searchRows<ListRow>(db, window, LIST, match, f, pos, limit),
-    searchAnyBeyond: async (match: string, f: ListFilter, pos: Position) => (await searchRows(db, window, sql`e.id`, match, f, pos, 1)).length > 0,
+    searchPage: (match: string, f: ListFilter, pos: Position | null, limit: number) => searchRows<ListRow>(db, plan, LIST, match, f, pos, limit),
+    searchAnyBeyond: async (match: string, f: ListFilter, pos: Position) => (await searchRows(db, plan, sql`e.id`, match, f, pos, 1)).length > 0,
     async get(tenantId: number, id: number): Promise<EmailRow | undefined> {
       const r = await sql<Record<string, unknown>>`SELECT ${LIST}, e.message_id, e.updated_seq, c.cc, c.bcc, c.headers, c.auth, c.body_text, c.body_html, c.inbound_id, e.flags
         FROM emails e JOIN email_contents c ON c.email_id = e.id WHERE e.id = ${id}::bigint AND e.tenant_id = ${tenantId}::bigint AND e.deleted_at IS NULL`.execute(db);
@@ -105,17 +129,17 @@ function readsOn(db: Db, window: number) {
 }
 export type PgEmailReads = ReturnType<typeof readsOn>;
 
-/** The hot reads on PostgreSQL; `searchWindow` is SEARCH_WINDOW unless a test needs both search plans on little mail. */
-export function createPgEmailReads(root: Db, { searchWindow = SEARCH_WINDOW }: { searchWindow?: number } = {}) {
+/** The hot reads on PostgreSQL; `plan` is SEARCH_WINDOW and FEW_HITS unless a test needs every search plan on little mail. */
+export function createPgEmailReads(root: Db, plan: SearchPlanLimits = { window: SEARCH_WINDOW, fewHits: FEW_HITS }) {
   return {
-    ...readsOn(root, searchWindow),
+    ...readsOn(root, plan),
     /**
      * Runs `fn` in one read-only REPEATABLE READ transaction: every statement of a request sees
      * the same snapshot, as a SQLite read transaction gives (a page and the question whether rows
      * lie beyond it must agree).
      */
     snapshot: <T>(fn: (reads: PgEmailReads) => Promise<T>): Promise<T> =>
-      root.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute((trx) => fn(readsOn(trx, searchWindow))),
+      root.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute((trx) => fn(readsOn(trx, plan))),
   };
 }
 export type PgEmailReadsRoot = ReturnType<typeof createPgEmailReads>;
