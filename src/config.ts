@@ -54,6 +54,8 @@ export interface Config {
   outboundRetrySchedule: number[];
   /** Seconds after queueing when an outbound item that still fails gives up. */
   outboundMaxAgeSeconds: number;
+  /** Milliseconds between IMAP IDLE's looks for changes nobody announced (committed changes wake at once). */
+  imapIdlePollMs: number;
 }
 
 /** Thrown for a configuration value that cannot be used; the message names the variable. */
@@ -66,7 +68,7 @@ const VARS = [
   'MAILSTEAD_TLS_CERT', 'MAILSTEAD_TLS_KEY', 'MAILSTEAD_RATE_LIMIT', 'MAILSTEAD_INBOUND_RATE_LIMIT',
   'MAILSTEAD_LOG_LEVEL', 'MAILSTEAD_OUTBOUND_PORT', 'MAILSTEAD_OUTBOUND_ALLOW_PRIVATE',
   'MAILSTEAD_OUTBOUND_RETRY_SCHEDULE', 'MAILSTEAD_OUTBOUND_MAX_AGE_SECONDS',
-  'MAILSTEAD_IMAP_PORT', 'MAILSTEAD_IMAP_STARTTLS_PORT',
+  'MAILSTEAD_IMAP_PORT', 'MAILSTEAD_IMAP_STARTTLS_PORT', 'MAILSTEAD_IMAP_IDLE_POLL_MS',
   'MAILSTEAD_ACME_EMAIL', 'MAILSTEAD_ACME_DIRECTORY',
   'MAILSTEAD_SUBMISSION_PORT', 'MAILSTEAD_SUBMISSIONS_PORT', 'MAILSTEAD_SUBMISSION_DAILY_LIMIT',
   'MAILSTEAD_DATABASE_URL',
@@ -91,6 +93,7 @@ const rawSchema = {
     MAILSTEAD_SMTP_PORT: { type: 'string', pattern: PORT },
     MAILSTEAD_IMAP_PORT: { type: 'string', pattern: `^$|${PORT}` },
     MAILSTEAD_IMAP_STARTTLS_PORT: { type: 'string', pattern: `^$|${PORT}` },
+    MAILSTEAD_IMAP_IDLE_POLL_MS: { type: 'string', pattern: '^[1-9][0-9]{1,6}$' },
     MAILSTEAD_SUBMISSION_PORT: { type: 'string', pattern: `^$|${PORT}` },
     MAILSTEAD_SUBMISSIONS_PORT: { type: 'string', pattern: `^$|${PORT}` },
     MAILSTEAD_SUBMISSION_DAILY_LIMIT: { type: 'string', pattern: '^[1-9][0-9]{0,8}$' },
@@ -204,5 +207,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     outboundAllowPrivate: ['true', '1', 'yes'].includes(raw.MAILSTEAD_OUTBOUND_ALLOW_PRIVATE),
     outboundRetrySchedule: raw.MAILSTEAD_OUTBOUND_RETRY_SCHEDULE.split(',').map(Number),
     outboundMaxAgeSeconds: Number(raw.MAILSTEAD_OUTBOUND_MAX_AGE_SECONDS),
+    imapIdlePollMs: Number(raw.MAILSTEAD_IMAP_IDLE_POLL_MS),
   });
 }

@@ -14,12 +14,15 @@ export interface NodeSession {
   /** Runs one statement on the session's connection (connecting first if needed). */
   query<R extends pg.QueryResultRow = any>(text: string, params?: unknown[]): Promise<pg.QueryResult<R>>;
   /**
-   * Calls `fn` with the payload of each notification of `channel`, and with null after a
-   * reconnect, when some may have been lost.
+   * Calls `fn` on each notification of `channel` with its payload, and whether this very connection
+   * sent it (`own`); after a reconnect, when some may have been lost, once with a null payload.
    */
-  listen(channel: string, fn: (payload: string | null) => void): Promise<void>;
+  listen(channel: string, fn: Listener): Promise<void>;
   close(): Promise<void>;
 }
+
+/** A listener of a channel: the payload (null: notifications may have been lost), and whether this node's session sent it. */
+export type Listener = (payload: string | null, own: boolean) => void;
 
 const RECONNECT_MS = 1000;
 
@@ -30,7 +33,7 @@ function channelIdent(channel: string): string {
 }
 
 export function createNodeSession(pool: pg.Pool, onError: (err: Error) => void = () => undefined): NodeSession {
-  const listeners = new Map<string, Array<(payload: string | null) => void>>();
+  const listeners = new Map<string, Listener[]>();
   let client: Promise<pg.PoolClient> | null = null;
   let closed = false;
   /** Connections given back to the pool: a late error event must not give one back twice. */
@@ -39,7 +42,11 @@ export function createNodeSession(pool: pg.Pool, onError: (err: Error) => void =
   function connect(): Promise<pg.PoolClient> {
     client ??= (async () => {
       const c = await pool.connect();
-      c.on('notification', (msg) => { for (const fn of listeners.get(msg.channel) ?? []) fn(msg.payload ?? ''); });
+      c.on('notification', (msg) => {
+        // processID: the backend of this connection (pg sets it at connect), so own NOTIFYs are told apart.
+        const own = msg.processId === (c as unknown as { processID?: number }).processID;
+        for (const fn of listeners.get(msg.channel) ?? []) fn(msg.payload ?? '', own);
+      });
       c.on('error', (err) => {
         if (released.has(c)) return; // ended by close(): nothing to recover
         released.add(c);
@@ -59,7 +66,7 @@ export function createNodeSession(pool: pg.Pool, onError: (err: Error) => void =
     try {
       await connect();
       // Notifications sent while we were away are lost: let every listener look for work.
-      for (const fns of listeners.values()) for (const fn of fns) fn(null);
+      for (const fns of listeners.values()) for (const fn of fns) fn(null, false);
     } catch (err) {
       onError(err as Error);
       if (!closed) setTimeout(() => void reconnect(), RECONNECT_MS).unref();

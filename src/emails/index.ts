@@ -5,6 +5,7 @@ import type { RecipientResolver } from '../ingest/types.js';
 import type { Mailboxes } from '../mailboxes/index.js';
 import { createEventRecorder, type EventRecorder } from '../webhooks/events.js';
 import { createMailChanges } from './changes.js';
+import { createChangeRelay } from './pg-changes.js';
 import { createEmailFiles } from './files.js';
 import { folderStore } from './folder-store.js';
 import { createLinkSigner, installSecret, linkKey } from './links.js';
@@ -26,7 +27,9 @@ export function installEmails(core: Core, deps: { resolve: RecipientResolver; ev
   const events = deps.events ?? createEventRecorder({ clock });
   const store = createEmailStore();
   const markers = createMarkers(clock, (x) => store.maxMarker(x));
-  const changes = createMailChanges();
+  // On PostgreSQL, changes are also told to (and heard from) the other nodes on the database.
+  const relay = core.session ? createChangeRelay(core.session, core.logger) : null;
+  const changes = createMailChanges(relay ? (ids) => relay.publish(ids) : undefined);
   const ingestion = createIngest(core, { resolve: deps.resolve, events, markers, onStored: (mailboxIds) => changes.committed(mailboxIds) });
   const { ingest, store: ingestStore, blobs } = ingestion;
   const service = createEmailService({ db, store, markers, events, clock, changes });
@@ -65,12 +68,15 @@ export function installEmails(core: Core, deps: { resolve: RecipientResolver; ev
     store,
     /** Update markers of this thread's writes (IMAP flags, moves and copies take theirs here). */
     markers,
-    /** Committed changes of mail in this process, by mailbox (IMAP IDLE wakes on them). */
+    /** Committed changes of mail by mailbox, made here or (PostgreSQL) on another node: IMAP IDLE wakes on them. */
     changes,
     /** Removes stored mail of mailboxes (registered as a mailbox-deletion hook when mailboxes are given). */
     purgeMailboxes,
-    /** Starts the ingest worker and its storage thread (resuming what a previous run left queued). */
-    start: () => ingestion.start(),
+    /** Listens for other nodes' changes (PostgreSQL), starts the ingest worker and its storage thread (resuming what a previous run left queued). */
+    async start() {
+      await relay?.listen(changes);
+      await ingestion.start();
+    },
     /** Stops the ingest worker after its current batch, then its storage thread. */
     stop: () => ingestion.stop(),
   };

@@ -2,9 +2,10 @@ import type { MailChanges } from '../emails/changes.js';
 import type { Logger } from '../logger.js';
 
 /**
- * How often idling sessions look for changes this process was not told of (the CLI, other nodes):
- * with the look itself, inside the 1 s DECISIONS.md section 14 allows. Changes made in this process
- * wake them at once (MailChanges).
+ * How often idling sessions look for changes this process was not told of (the CLI, a notification
+ * from another node lost with a connection): with the look itself, inside the 1 s DECISIONS.md
+ * section 14 allows. Changes made in this process, or on another node on PostgreSQL
+ * (emails/pg-changes.ts), wake them at once (MailChanges). MAILSTEAD_IMAP_IDLE_POLL_MS sets it.
  */
 export const IDLE_POLL_MS = 500;
 

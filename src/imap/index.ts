@@ -41,7 +41,7 @@ export function installImap(core: Core, deps: { emails: Emails; tls: TlsSource }
     messages, files: deps.emails.files, logins: createMailboxLogins({ db }), lockout: createLockout({ db, clock }), hostname: config.hostname,
   });
   const perMailbox = new Map<number, number>();
-  const idle = createIdleWatch({ changes: deps.emails.changes, changedMailboxes: (tenantId, after) => messages.changedMailboxes(tenantId, after), logger });
+  const idle = createIdleWatch({ changes: deps.emails.changes, changedMailboxes: (tenantId, after) => messages.changedMailboxes(tenantId, after), logger, pollMs: config.imapIdlePollMs });
   const listeners = createImapListeners({
     host: config.smtpHost, port: config.imapPort, starttlsPort: config.imapStarttlsPort, tls: deps.tls, logger,
     deps: {
