@@ -6,7 +6,6 @@ import type { Config } from './config.js';
 import type { Core } from './core.js';
 import { createCron } from './cron.js';
 import { openConfiguredDatabase } from './db/open.js';
-import { notPorted } from './db/not-ported.js';
 import { runAlone } from './db/pg-session.js';
 import { installDns } from './dns/index.js';
 import { DNS_CHECK_SLOTS, DNS_LANE } from './dns/tasks.js';
@@ -116,7 +115,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
     ...core,
     /** The raw SQLite handle (backups, tests); there is none on PostgreSQL. */
     get sqlite() {
-      if (database.dialect !== 'sqlite') throw notPorted('the raw SQLite handle');
+      if (database.dialect !== 'sqlite') throw new Error('there is no SQLite handle: the stores are on PostgreSQL (MAILSTEAD_DATABASE_URL)');
       return database.sqlite;
     },
     domains,
