@@ -67,3 +67,26 @@ export async function startServerProcess(dataDir: string, env: Record<string, st
     void exited.then((code) => { clearTimeout(timer); if (!httpPort || !smtpPort) reject(new Error(`server exited ${code}: ${out}`)); });
   });
 }
+
+/**
+ * A tiny API client for a server running as a child process: `call` answers status and JSON body,
+ * `poll` asks a task's poll endpoint until it leaves queued / running (within `deadlineMs`).
+ */
+export function processApi(port: number, key: string, { deadlineMs = 20_000, everyMs = 20 }: { deadlineMs?: number; everyMs?: number } = {}) {
+  const call = async (method: string, path: string, body?: unknown) => {
+    const res = await fetch(`http://127.0.0.1:${port}/api${path}`, {
+      method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined,
+    });
+    return { status: res.status, body: await res.json() as any };
+  };
+  const poll = async (path: string, taskId: number) => {
+    const deadline = Date.now() + deadlineMs;
+    for (;;) {
+      const r = await call('GET', `${path}?task_id=${taskId}`);
+      if (!['queued', 'running'].includes(r.body.status)) return r;
+      if (Date.now() > deadline) throw new Error(`task ${taskId} not done`);
+      await new Promise((res) => setTimeout(res, everyMs));
+    }
+  };
+  return { call, poll };
+}

@@ -2,31 +2,17 @@ import { createHash } from 'node:crypto';
 import test from 'ava';
 import { tempDir } from '../helpers/app.js';
 import { freshPostgresDatabase } from '../helpers/pg.js';
-import { runCli, startServerProcess, type ServerProcess } from '../helpers/process.js';
+import { processApi, runCli, startServerProcess, type ServerProcess } from '../helpers/process.js';
 import { sendOn, smtpClient } from '../helpers/smtp.js';
 
 /** A node's start-up may take long on a loaded shared machine (two at once, each compiling its sources). */
 const START_MS = 120_000;
 
 // Two nodes on one PostgreSQL database (DECISIONS.md section 17), each a server process with a data
-// directory of its own: this test opens its own database, so it runs the same in either lane.
+// directory of its own: this test opens its own database (it runs in the PostgreSQL lane only).
 
 function api(port: number, key: string) {
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`http://127.0.0.1:${port}/api${path}`, {
-      method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined,
-    });
-    return { status: res.status, body: await res.json() as any };
-  };
-  const poll = async (path: string, taskId: number) => {
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const r = await call('GET', `${path}?task_id=${taskId}`);
-      if (!['queued', 'running'].includes(r.body.status)) return r;
-      if (Date.now() > deadline) throw new Error(`task ${taskId} not done`);
-      await new Promise((res) => setTimeout(res, 50));
-    }
-  };
+  const { call, poll } = processApi(port, key, { deadlineMs: 30_000, everyMs: 50 });
   /** Every listed email (all pages). */
   const listAll = async () => {
     const all: any[] = [];

@@ -4,28 +4,10 @@ import { join } from 'node:path';
 import test from 'ava';
 import { tempDir } from '../helpers/app.js';
 import { freshPostgresDatabase, onPostgres } from '../helpers/pg.js';
-import { runCli, startServerProcess, type ServerProcess } from '../helpers/process.js';
+import { processApi, runCli, startServerProcess, type ServerProcess } from '../helpers/process.js';
 import { certificate, rawSession, peerCommonName, sendOn, smtpClient } from '../helpers/smtp.js';
 
-/** A tiny API client for a server running as a child process. */
-function api(port: number, key: string) {
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`http://127.0.0.1:${port}/api${path}`, {
-      method, headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body ? JSON.stringify(body) : undefined,
-    });
-    return { status: res.status, body: await res.json() as any };
-  };
-  const poll = async (path: string, taskId: number) => {
-    const deadline = Date.now() + 20_000;
-    for (;;) {
-      const r = await call('GET', `${path}?task_id=${taskId}`);
-      if (!['queued', 'running'].includes(r.body.status)) return r;
-      if (Date.now() > deadline) throw new Error(`task ${taskId} not done`);
-      await new Promise((res) => setTimeout(res, 20));
-    }
-  };
-  return { call, poll };
-}
+const api = (port: number, key: string) => processApi(port, key);
 
 async function adminKey(dataDir: string, env: Record<string, string>): Promise<string> {
   const tenant = await runCli(dataDir, ['tenant', 'create', 'crashtest', '--plan', 'active'], env);
