@@ -38,7 +38,9 @@ const LOCK_CLASS = 0x6f757462;
  * own connection (pg-session.ts), held while the item is tried and until its outcome is committed.
  * One statement: due rows under no such lock (pg_locks: this node's own items under way and other
  * nodes' alike), FOR UPDATE SKIP LOCKED so two claims at the same instant never pick the same row,
- * and a try-lock on each, which settles a claim racing one that just committed. A node that dies
+ * and a try-lock on each, which settles a claim racing one that just committed. pg_locks lists the
+ * locks of every database of the cluster, so only this database's count: another Mailstead on the
+ * same cluster has items with the same ids. A node that dies
  * drops its locks with its connection, and its items, still `queued`, are simply due again.
  */
 export function postgresOutboundClaims(session: NodeSession): OutboundClaims {
@@ -48,7 +50,8 @@ export function postgresOutboundClaims(session: NodeSession): OutboundClaims {
         WITH candidates AS MATERIALIZED (
           SELECT id FROM outbound
           WHERE status = 'queued' AND next_attempt_at <= $1
-            AND id NOT IN (SELECT objid::bigint FROM pg_locks WHERE locktype = 'advisory' AND classid = ($3::int4)::oid AND objsubid = 2)
+            AND id NOT IN (SELECT objid::bigint FROM pg_locks WHERE locktype = 'advisory' AND classid = ($3::int4)::oid AND objsubid = 2
+              AND database = (SELECT oid FROM pg_database WHERE datname = current_database()))
           ORDER BY next_attempt_at, id LIMIT $2 FOR UPDATE SKIP LOCKED
         ), mine AS MATERIALIZED (
           SELECT id FROM candidates WHERE pg_try_advisory_lock($3::int4, (id % 2147483647)::int4)
