@@ -4,6 +4,7 @@ import { installAcme, type AcmeTestOptions } from './acme/index.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Core } from './core.js';
+import { loadInstallSecret } from './install-secret.js';
 import { createCron } from './cron.js';
 import { openConfiguredDatabase } from './db/open.js';
 import { runAlone } from './db/pg-session.js';
@@ -80,6 +81,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
     onQueryError: (err, sql) => logger.debug({ err, sql }, 'PostgreSQL query failed'),
   });
   const db = database.db;
+  const installSecret = await loadInstallSecret(database, config.dataDir, logger);
   const claims = database.dialect === 'postgres' ? postgresClaims(db, database.session) : sqliteClaims(db);
   const queue = createTaskQueue({ db, clock, logger, lanes: { [DNS_LANE]: DNS_CHECK_SLOTS }, claims });
   // With many nodes on PostgreSQL, each cron tick's work is done by one of them.
@@ -89,7 +91,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const registry = createRouteRegistry({ tenants, config, clock, durable: database.durable });
   const metrics = createMetrics();
   registerCertificateMetrics(metrics.registry, tls, acmeTest?.clock ?? clock);
-  const core: Core = { config, clock, logger, db, dialect: database.dialect, session: database.dialect === 'postgres' ? database.session : null, queue, cron, registry, tenants, metrics, durable: database.durable, changes: database.changes };
+  const core: Core = { config, clock, logger, db, dialect: database.dialect, session: database.dialect === 'postgres' ? database.session : null, queue, cron, registry, tenants, metrics, durable: database.durable, changes: database.changes, installSecret };
 
   // Capabilities, in dependency order; each install returns what later ones build on.
   const domains = installDomains(core);

@@ -35,4 +35,6 @@ export interface Core {
    * this process provisions (domains, mailboxes, aliases, all written through `db`) has changed.
    */
   changes(): number;
+  /** The install secret (install-secret.ts): attachment links and SRS derive their keys from it. */
+  installSecret: Buffer;
 }

@@ -8,7 +8,7 @@ import { createMailChanges } from './changes.js';
 import { createChangeRelay } from './pg-changes.js';
 import { createEmailFiles } from './files.js';
 import { folderStore } from './folder-store.js';
-import { createLinkSigner, installSecret, linkKey } from './links.js';
+import { createLinkSigner, linkKey } from './links.js';
 import { createMarkers } from './markers.js';
 import { emailRoutes } from './routes.js';
 import { createEmailService } from './service.js';
@@ -33,7 +33,7 @@ export function installEmails(core: Core, deps: { resolve: RecipientResolver; ev
   const ingestion = createIngest(core, { resolve: deps.resolve, events, markers, onStored: (mailboxIds) => changes.committed(mailboxIds) });
   const { ingest, store: ingestStore, blobs } = ingestion;
   const service = createEmailService({ db, store, markers, events, clock, changes });
-  const signer = createLinkSigner(linkKey(installSecret(config.dataDir)));
+  const signer = createLinkSigner(linkKey(core.installSecret));
   const files = createEmailFiles({ db, store, blobs, signer, clock, publicUrl: config.publicUrl });
   emailRoutes({ registry: core.registry, emails: service, files });
 

@@ -1,6 +1,4 @@
-import { createHmac, hkdfSync, randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 
 /** Lifetime of a signed attachment link (DECISIONS.md section 8). */
 export const LINK_TTL_MS = 15 * 60 * 1000;
@@ -11,24 +9,6 @@ export interface LinkGrant {
   emailId: number;
   attachmentId: number;
   expires: number;
-}
-
-/**
- * The per-install secret in the data directory (32 random bytes, created at first start, mode
- * 0600); purposes derive their own keys from it with HKDF, so no key is ever used for two things.
- */
-export function installSecret(dataDir: string): Buffer {
-  const file = join(dataDir, 'install.secret');
-  if (!existsSync(file)) {
-    try {
-      writeFileSync(file, randomBytes(32).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    }
-  }
-  const hex = readFileSync(file, 'utf8').trim();
-  if (!/^[0-9a-f]{64}$/.test(hex)) throw new Error(`${file} is not a 64-hex-digit secret`);
-  return Buffer.from(hex, 'hex');
 }
 
 /** The attachment-link signing key of an install. */

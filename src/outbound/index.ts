@@ -16,7 +16,7 @@ import { createPreparer } from './prepare.js';
 import { createRouter } from './route.js';
 import { outboundPruneJob } from './retention.js';
 import { outboundRoutes } from './routes.js';
-import { loadSrsSecret } from './secret.js';
+import { srsKey } from './secret.js';
 import { createOutboundService } from './service.js';
 import { createSrs, type Srs } from './srs.js';
 import { createOutboundStore } from './store.js';
@@ -69,7 +69,7 @@ function ownAddresses(smtpHost: string): Set<string> {
  * before outbound delivery itself is installed.
  */
 export function createSrsBounces(core: Core, inner: RecipientResolver): { srs: Srs; resolve: RecipientResolver } {
-  const srs = createSrs(loadSrsSecret(core.config.dataDir));
+  const srs = createSrs(srsKey(core.installSecret));
   const store = createOutboundStore();
   return { srs, resolve: srsBounceResolver(inner, { srs, clock: core.clock, hostedTenant: (h) => store.hostedTenant(core.db, h) }) };
 }
