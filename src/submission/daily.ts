@@ -14,9 +14,9 @@ interface Send {
  * counted here as it is reserved, before its row commits. RCPT reads the count without a query,
  * and a reservation is checked and taken in one synchronous step, so concurrent sessions of one
  * mailbox can never pass the limit together. submission_sends keeps the count across restarts.
- * (Several nodes sending for one mailbox would each need the database's count: not the case yet.)
+ * On PostgreSQL, where several nodes may send for one mailbox, pg-daily.ts counts in the database.
  */
-export function createDailyLedger(deps: { db: Db; clock: Clock; limit: () => number }) {
+export function createDailyLedger(deps: { db: Db; clock: Clock; limit: () => number }): DailyLedger {
   const sends = new Map<number, Send[]>();
   const loading = new Map<number, Promise<Send[]>>();
 
@@ -48,6 +48,8 @@ export function createDailyLedger(deps: { db: Db; clock: Clock; limit: () => num
   const total = (list: Send[]) => list.reduce((n, s) => n + s.recipients, 0);
 
   return {
+    countsOnReserve: false,
+
     /** Recipients counted for the mailbox in the last 24 hours, reservations included. */
     async used(mailboxId: number): Promise<number> {
       return total(await window(mailboxId));
@@ -71,4 +73,13 @@ export function createDailyLedger(deps: { db: Db; clock: Clock; limit: () => num
     },
   };
 }
-export type DailyLedger = ReturnType<typeof createDailyLedger>;
+
+/** The daily limit's count of each sending mailbox: in this process (SQLite) or in the database (PostgreSQL). */
+export interface DailyLedger {
+  /** Whether a reservation is already the written count (then the group commit writes none). */
+  countsOnReserve: boolean;
+  /** Recipients counted for the mailbox in the last 24 hours, reservations included. */
+  used(mailboxId: number): Promise<number>;
+  /** Counts `recipients` for the mailbox now, unless that would pass the limit (then null). */
+  reserve(mailboxId: number, recipients: number): Promise<{ release(): void } | null>;
+}

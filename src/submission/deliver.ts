@@ -96,7 +96,8 @@ export function createSubmissionPath(core: Core, deps: {
         // The Sent copy names the queued bytes (so the items learn its id once stored): it waits for them when there are any.
         const queued = queue.submit({
           tenantId: s.tenantId, mailFrom: s.mailFrom, external, signed: external.length > 0 ? signed : new Uint8Array(0),
-          senderId: s.sender?.id ?? null, recipients: s.recipients.length, at: now,
+          // A ledger that counts on reserving (PostgreSQL's) has written the count already.
+          senderId: deps.ledger.countsOnReserve ? null : s.sender?.id ?? null, recipients: s.recipients.length, at: now,
         });
         work.push(external.length > 0 ? queued.then((ref) => fileSent(ref)) : Promise.all([queued, fileSent(null)]));
       }

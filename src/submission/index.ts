@@ -8,6 +8,7 @@ import type { Outbound } from '../outbound/index.js';
 import type { CertificateSource } from '../tls/index.js';
 import { createSendService } from './api.js';
 import { createDailyLedger } from './daily.js';
+import { createPostgresDailyLedger } from './pg-daily.js';
 import { createSubmissionPath } from './deliver.js';
 import { submissionRoutes } from './routes.js';
 import { createSubmissionListener, SUBMISSION_LIMITS, type SubmissionLimits, type SubmissionListener } from './server.js';
@@ -32,7 +33,9 @@ export function installSubmission(core: Core, deps: {
   const logins = createMailboxLogins({ db });
   // The lock-out lives in the database, so this instance and IMAP's count the same failures.
   const lockout = createLockout({ db, clock });
-  const ledger = createDailyLedger({ db, clock, limit: () => config.submissionDailyLimit });
+  const limit = () => config.submissionDailyLimit;
+  // Any node may send for a mailbox on PostgreSQL: the count is the database's there.
+  const ledger = core.dialect === 'postgres' ? createPostgresDailyLedger({ db, clock, limit, logger: core.logger }) : createDailyLedger({ db, clock, limit });
   const submit = createSubmissionPath(core, {
     ingest: deps.emails.ingest, outbound: deps.outbound.store, ledger, wakeOutbound: () => deps.outbound.worker.wake(),
   });
