@@ -28,8 +28,9 @@ async function listEmails(r: PgEmailReads, q: ListQuery) {
 export async function runPgReadJob(r: PgEmailReadsRoot, job: ReadJob): Promise<string | null> {
   switch (job.op) {
     case 'list': {
-      // A first page of the list is one statement; a page at a cursor, or a search, asks more of the same snapshot.
-      const one = job.query.pos === null && job.query.match === null;
+      // A first page asks nothing beyond itself: it needs no snapshot (a search's statements each
+      // answer exactly alone). A page at a cursor asks whether rows lie on its other side, in the same snapshot.
+      const one = job.query.pos === null;
       const { data, meta } = one ? await listEmails(r, job.query) : await r.snapshot((s) => listEmails(s, job.query));
       return JSON.stringify({ status: 'success', data, meta });
     }

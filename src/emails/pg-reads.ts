@@ -68,29 +68,44 @@ export interface SearchPlanLimits {
  * fewer than FEW_HITS hits in the whole index goes to the second plan at once: the first would
  * read up to SEARCH_WINDOW documents to find few of them. Either plan alone answers exactly.
  */
-async function searchRows<T>(db: Db, plan: SearchPlanLimits, columns: RawBuilder<unknown>, match: string, f: ListFilter, pos: Position | null, limit: number): Promise<T[]> {
+async function searchRows(db: Db, plan: SearchPlanLimits, match: string, f: ListFilter, pos: Position | null, limit: number): Promise<ListRow[]> {
   const q = tsquery(decodePgSearch(match));
   const where = listWhere(f, pos);
-  const order = ORDER[pos?.side ?? 'below'];
+  const side = pos?.side ?? 'below';
+  const order = ORDER[side];
+  // One statement for the common case: up to FEW_HITS hits of the whole index, counted, and when
+  // fewer (they are all of them) the page read from those. The LATERAL page runs only then; its
+  // row of NULLs (no hit in range) or the count alone (too many hits) tells the two apart.
+  const rare = await sql<Record<string, unknown>>`WITH hits AS MATERIALIZED (SELECT f.email_id FROM emails_fts f WHERE f.document @@ ${q} LIMIT ${plan.fewHits}),
+      n AS (SELECT count(*)::int AS hit_count FROM hits)
+    SELECT p.*, n.hit_count FROM n LEFT JOIN LATERAL (
+      SELECT ${LIST} FROM emails e WHERE n.hit_count < ${plan.fewHits} AND ${where} AND e.id IN (SELECT email_id FROM hits) ${order} LIMIT ${limit}
+    ) p ON true ${OUTER_ORDER[side]}`.execute(db);
+  if (Number(rare.rows[0].hit_count) < plan.fewHits) return rare.rows.filter((r) => r.id !== null).map(withoutCount);
   const everyHit = async () => (await sql<Record<string, unknown>>`WITH hits AS MATERIALIZED (SELECT f.email_id FROM emails_fts f WHERE f.document @@ ${q})
-    SELECT ${columns} FROM emails e WHERE ${where} AND e.id IN (SELECT email_id FROM hits) ${order} LIMIT ${limit}`.execute(db)).rows.map(tuple<T>);
-  // Up to FEW_HITS hits of the whole index; fewer are all of them, and the page is read from those.
-  const found = await sql<{ ids: Array<string | number> | null }>`SELECT array_agg(f.email_id) AS ids
-    FROM (SELECT f.email_id FROM emails_fts f WHERE f.document @@ ${q} LIMIT ${plan.fewHits}) f`.execute(db);
-  const ids = (found.rows[0]?.ids ?? []).map(Number);
-  if (ids.length < plan.fewHits) {
-    if (ids.length === 0) return [];
-    return (await sql<Record<string, unknown>>`SELECT ${columns} FROM emails e WHERE ${where} AND e.id = ANY(${ids}::bigint[]) ${order} LIMIT ${limit}`.execute(db)).rows.map(tuple<T>);
-  }
+    SELECT ${LIST} FROM emails e WHERE ${where} AND e.id IN (SELECT email_id FROM hits) ${order} LIMIT ${limit}`.execute(db)).rows.map(tuple<ListRow>);
   const window = plan.window;
   // The match is a scalar subquery, not EXISTS, so that it stays a check per row in index order
   // (which stops at `limit` hits) rather than a join of every hit, which the planner prefers.
-  const walked = await sql<Record<string, unknown>>`SELECT ${columns} FROM (SELECT ${LIST} FROM emails e WHERE ${where} ${order} LIMIT ${window}) e
+  const walked = await sql<Record<string, unknown>>`SELECT ${LIST} FROM (SELECT ${LIST} FROM emails e WHERE ${where} ${order} LIMIT ${window}) e
     WHERE (SELECT f.document @@ ${q} FROM emails_fts f WHERE f.email_id = e.id) ${order} LIMIT ${limit}`.execute(db);
-  if (walked.rows.length >= limit) return walked.rows.map(tuple<T>);
+  if (walked.rows.length >= limit) return walked.rows.map(tuple<ListRow>);
   const inRange = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT 1 FROM emails e WHERE ${where} ${order} LIMIT ${window}) x`.execute(db);
-  if (Number(inRange.rows[0].n) < window) return walked.rows.map(tuple<T>);
+  if (Number(inRange.rows[0].n) < window) return walked.rows.map(tuple<ListRow>);
   return everyHit();
+}
+
+/** The order of a LATERAL page's rows kept in the statement around it. */
+const OUTER_ORDER = {
+  below: sql`ORDER BY p.received_at DESC, p.id DESC`,
+  above: sql`ORDER BY p.received_at ASC, p.id ASC`,
+};
+
+/** A list row of the combined search statement, without its trailing hit count. */
+function withoutCount(row: Record<string, unknown>): ListRow {
+  const values = Object.values(row);
+  values.pop();
+  return values as unknown as ListRow;
 }
 
 /** The hot reads over `db` (the pool, or the read transaction of `snapshot`). */
@@ -107,8 +122,8 @@ function readsOn(db: Db, plan: SearchPlanLimits) {
       return r.rows.length > 0;
     },
     /** One page of search hits nearest to `pos` (or the newest), as list rows. */
-    searchPage: (match: string, f: ListFilter, pos: Position | null, limit: number) => searchRows<ListRow>(db, plan, LIST, match, f, pos, limit),
-    searchAnyBeyond: async (match: string, f: ListFilter, pos: Position) => (await searchRows(db, plan, sql`e.id`, match, f, pos, 1)).length > 0,
+    searchPage: (match: string, f: ListFilter, pos: Position | null, limit: number) => searchRows(db, plan, match, f, pos, limit),
+    searchAnyBeyond: async (match: string, f: ListFilter, pos: Position) => (await searchRows(db, plan, match, f, pos, 1)).length > 0,
     async get(tenantId: number, id: number): Promise<EmailRow | undefined> {
       const r = await sql<Record<string, unknown>>`SELECT ${LIST}, e.message_id, e.updated_seq, c.cc, c.bcc, c.headers, c.auth, c.body_text, c.body_html, c.inbound_id, e.flags
         FROM emails e JOIN email_contents c ON c.email_id = e.id WHERE e.id = ${id}::bigint AND e.tenant_id = ${tenantId}::bigint AND e.deleted_at IS NULL`.execute(db);
