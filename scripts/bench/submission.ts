@@ -20,7 +20,7 @@
  * Bounded: every phase has its duration and every wait a deadline.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { appendFileSync, mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -200,12 +200,16 @@ async function mailstead(sink: Sink, dns: string) {
   try {
     const ports = await new Promise<{ http: number; submissions: number }>((resolve, reject) => {
       let out = '';
+      let started = false;
       const timer = setTimeout(() => reject(new Error('mailstead did not start')), 60_000);
+      // BENCH_SERVER_OUT=FILE keeps the server's stdout (its log) there; otherwise it is read and dropped.
       child.stdout!.on('data', (d) => {
+        if (process.env.BENCH_SERVER_OUT) appendFileSync(process.env.BENCH_SERVER_OUT, d);
+        if (started) return;
         out += d;
         const http = /"http_port":(\d+)/.exec(out);
         const submissions = /"submissions_port":(\d+)/.exec(out);
-        if (http && submissions) { clearTimeout(timer); out = ''; child.stdout!.removeAllListeners('data'); child.stdout!.resume(); resolve({ http: Number(http[1]), submissions: Number(submissions[1]) }); }
+        if (http && submissions) { started = true; clearTimeout(timer); out = ''; resolve({ http: Number(http[1]), submissions: Number(submissions[1]) }); }
       });
       child.once('exit', (code) => reject(new Error(`mailstead exited ${code}`)));
     });

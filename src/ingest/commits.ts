@@ -1,6 +1,9 @@
-import type { Insertable } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import type { Db } from '../db/connection.js';
-import type { Copy, EmailWriter } from '../emails/writer.js';
+import { dialectOf } from '../db/dialect.js';
+import type { Copy, Created, EmailWriter } from '../emails/writer.js';
+import { submissionStore } from '../submission/store.js';
+import type { FiledCopy } from './types.js';
 import type { EmailEvent, EventRecorder } from '../webhooks/events.js';
 import type { StoredMessage, Target } from './message.js';
 import { messageKey, type IngestStore, type MessageKey } from './store.js';
@@ -117,6 +120,46 @@ async function loadApiRows(trx: Db, store: IngestStore, ids: number[]): Promise<
 }
 
 /**
+ * The created copy of each copy (storeCopies answers in the order of `copies`, leaving out the
+ * ones it skipped as duplicates), or undefined for a skipped one.
+ */
+function alignCreated(copies: Copy[], created: Created[]): Array<Created | undefined> {
+  const out: Array<Created | undefined> = [];
+  let j = 0;
+  for (const c of copies) {
+    const x = created[j];
+    const same = x !== undefined && x.mailboxId === c.mailboxId && x.tenantId === c.tenantId && x.inboundId === c.inboundId && x.size === c.size;
+    out.push(same ? x : undefined);
+    if (same) j++;
+  }
+  return out;
+}
+
+/** The message as its filed copy keeps it: without the header fields of the delivered form's front, and IMAP's size of the shorter bytes. */
+function asWritten(m: StoredMessage, omit: NonNullable<FiledCopy['omit']>): StoredMessage {
+  const headers: Record<string, string | string[]> = { ...m.headers };
+  // Those fields came first, so each is its name's first value.
+  for (const name of omit.headers) {
+    const v = headers[name];
+    if (Array.isArray(v)) {
+      const rest = v.slice(1);
+      if (rest.length > 1) headers[name] = rest;
+      else if (rest.length === 1) headers[name] = rest[0];
+      else delete headers[name];
+    } else {
+      delete headers[name];
+    }
+  }
+  return { ...m, headers, ...(m.imap ? { imap: { ...m.imap, size: m.imap.size - omit.bytes } } : {}) };
+}
+
+/** Keeps the filed copy's bytes: its queued message's raw bytes after `skip` (copied inside the database). */
+async function copyRawTail(trx: Db, emailId: number, inboundId: number, skip: number): Promise<void> {
+  const tail = dialectOf(trx) === 'postgres' ? sql`substring(raw from ${skip + 1})` : sql`substr(raw, ${skip + 1})`;
+  await sql`INSERT INTO email_raw (email_id, raw) SELECT ${emailId}, ${tail} FROM inbound WHERE id = ${inboundId}`.execute(trx);
+}
+
+/**
  * The batch transaction: a copy per destination mailbox with its index entries, quota usage of
  * SMTP mail, `email.received` events, outbound forward items, rows marked done (or removed when nothing needs
  * them) and failures noted.
@@ -130,39 +173,60 @@ export async function storeBatch(
   const unlink: string[] = [];
   const owners = await store.mailboxOwners(trx, [...new Set(prepared.flatMap((p) => p.targets.flatMap((t) => t.mailboxIds)))]);
   const copies: Copy[] = [];
+  /** Per copy: the filed target it stores (a submission's Sent copy), and the queued message it came from. */
+  const filedOf: Array<{ filed: FiledCopy; from: Prepared } | undefined> = [];
   for (const p of prepared) {
     const seen = new Set<number>();
     for (const t of p.targets) {
       for (const mailboxId of t.mailboxIds) {
         // A mailbox deleted since acceptance gets nothing; one reached twice gets one copy.
-        if (owners.get(mailboxId) !== t.tenantId || seen.has(mailboxId)) continue;
-        seen.add(mailboxId);
+        // A Sent copy may share the mailbox with a delivered one (mail to oneself): both are kept.
+        if (owners.get(mailboxId) !== t.tenantId || (!t.filed && seen.has(mailboxId))) continue;
+        if (!t.filed) seen.add(mailboxId);
+        const omit = t.filed?.omit;
         copies.push({
-          tenantId: t.tenantId, mailboxId, inboundId: p.kind === 'smtp' ? p.id : null, toEmail: t.address, size: p.size, message: p.message,
+          tenantId: t.tenantId, mailboxId, toEmail: t.address,
+          // A copy that omits the delivered form's front fields has bytes of its own (email_raw, below), not the row's.
+          inboundId: p.kind === 'smtp' && !omit ? p.id : null,
+          size: omit ? p.size - omit.bytes : p.size, message: omit ? asWritten(p.message, omit) : p.message,
           ...(t.filed ? { filedIn: t.filed.folder } : {}),
         });
+        filedOf.push(t.filed ? { filed: t.filed, from: p } : undefined);
       }
     }
   }
   const created = await writer.storeCopies(trx, copies);
-  // A filed copy (a submission's Sent copy, alone in its queue row) is silent, and what its external recipients' queue items came from.
-  const filedBy = new Map(prepared.flatMap((p) => p.targets.filter((t) => t.filed).map((t) => [p.id, t.filed!] as const)));
+  // A filed copy (a submission's Sent copy) is silent, counts for its sender's daily limit when its
+  // record carries the count, and is what its external recipients' queue items came from.
   const silent = new Set<number>();
-  for (const c of created) {
-    const filed = c.inboundId === null ? undefined : filedBy.get(c.inboundId);
-    if (!filed) continue;
+  const sends: Array<{ mailbox_id: number; recipients: number; at: number }> = [];
+  const extraUsed: Array<{ mailboxId: number; size: number }> = [];
+  const aligned = alignCreated(copies, created);
+  for (const [i, c] of aligned.entries()) {
+    const f = filedOf[i];
+    if (!f || !c) continue;
     silent.add(c.id);
-    if (filed.outboundRef !== null) await store.linkSubmission(trx, filed.outboundRef, c.id);
+    if (f.filed.outboundRef !== null) await store.linkSubmission(trx, f.filed.outboundRef, c.id);
+    if (f.filed.sends) sends.push({ mailbox_id: c.mailboxId, recipients: f.filed.sends.recipients, at: f.filed.sends.at });
+    if (f.filed.omit) {
+      await copyRawTail(trx, c.id, f.from.id, f.filed.omit.bytes);
+      const imap = copies[i].message.imap;
+      if (imap) await trx.insertInto('email_imap').values({ email_id: c.id, size: imap.size, envelope: imap.envelope, bodystructure: imap.bodystructure }).execute();
+      extraUsed.push({ mailboxId: c.mailboxId, size: c.size });
+    }
   }
-  // storeCopies answers in the order of `copies`: the first copy of each message per tenant is where a forward came from.
+  await submissionStore.recordSends(trx, sends, now);
+  // The first copy of each message per tenant is where a forward came from.
   const emailIds = new Map<StoredMessage, Map<number, number>>();
-  created.forEach((c, i) => {
+  aligned.forEach((c, i) => {
+    if (!c) return;
     const byTenant = emailIds.get(copies[i].message) ?? new Map<number, number>();
     if (!byTenant.has(c.tenantId)) byTenant.set(c.tenantId, c.id);
     emailIds.set(copies[i].message, byTenant);
   });
   const used = new Map<number, number>();
   for (const c of created) if (c.inboundId !== null) used.set(c.mailboxId, (used.get(c.mailboxId) ?? 0) + c.size);
+  for (const x of extraUsed) used.set(x.mailboxId, (used.get(x.mailboxId) ?? 0) + x.size);
   for (const [id, delta] of used) await store.addUsedBytes(trx, id, delta);
   await events.record(trx, created.filter((c) => !silent.has(c.id)).map((c): EmailEvent => ({ tenantId: c.tenantId, type: 'email.received', emailId: c.id, mailboxId: c.mailboxId })));
   const referenced = new Set(created.map((c) => c.inboundId));

@@ -1,5 +1,5 @@
 import { contentSize, type BlobStore } from './blobs.js';
-import type { InboundAttachment, InboundMessage, RawDelivery } from './types.js';
+import type { FiledCopy, InboundAttachment, InboundMessage, RawDelivery } from './types.js';
 
 /** An attachment once its bytes are a durable blob: metadata plus the blob's SHA-256. */
 export interface StoredAttachment {
@@ -34,7 +34,7 @@ export interface Target {
    * without email.received; `outboundRef` names the queued bytes of its external recipients, whose
    * items then point at the stored copy (email_id).
    */
-  filed?: { folder: string; outboundRef: number | null };
+  filed?: FiledCopy;
 }
 
 /** The SMTP envelope kept with raw mail. */
@@ -59,7 +59,7 @@ export function smtpTargets(recipients: RawDelivery['recipients'], filed?: RawDe
   if (filed) {
     targets.push({
       tenantId: filed.tenantId, mailboxIds: [filed.mailboxId], forwards: [], address: filed.address,
-      filed: { folder: filed.folder, outboundRef: filed.outboundRef },
+      filed: { folder: filed.folder, outboundRef: filed.outboundRef, ...(filed.omit ? { omit: filed.omit } : {}), ...(filed.sends ? { sends: filed.sends } : {}) },
     });
   }
   return targets;

@@ -83,9 +83,28 @@ export interface RawDelivery {
   /**
    * A copy filed in a folder of the sender's mailbox instead of delivered (submission's Sent copy:
    * read, no email.received); `outboundRef` is the queued message of its external recipients, whose
-   * items get the stored copy's id. `recipients` may then be empty.
+   * items get the stored copy's id. `recipients` may then be empty. See FiledCopy.
    */
-  filed?: { tenantId: number; mailboxId: number; address: string; folder: string; outboundRef: number | null };
+  filed?: { tenantId: number; mailboxId: number; address: string } & FiledCopy;
+  /**
+   * Sent by a logged-in mailbox owner (submission): nothing to verify, so the parser runs no
+   * SPF/DKIM/DMARC checks (the stored `auth` is null, as for API mail).
+   */
+  authenticated?: boolean;
+}
+
+/**
+ * How a filed copy is kept. A submission's Sent copy may share its journal record (and its one
+ * parse) with the delivered copies: the record's bytes are then the delivered form, and the Sent
+ * copy leaves out the header fields put in front of the message as written (Return-Path,
+ * Received, DKIM-Signature): `omit.bytes` at the start, whose fields are `omit.headers`.
+ */
+export interface FiledCopy {
+  folder: string;
+  outboundRef: number | null;
+  omit?: { bytes: number; headers: string[] };
+  /** Recipients to count for the mailbox's daily sending limit when the copy is stored (the record then carries the count). */
+  sends?: { recipients: number; at: number };
 }
 
 /** Turns stored raw bytes into a normalised message (mailparser + mailauth). */

@@ -1,4 +1,5 @@
 import { SMTPServer, type SMTPServerAuthentication, type SMTPServerSession } from 'smtp-server';
+import { coalesceReplies } from '../smtp/coalesce.js';
 import { drainSmtp, listenSmtp } from '../smtp/lifecycle.js';
 import type { Logger } from '../logger.js';
 import { createConnectionLimits } from '../smtp/limits.js';
@@ -118,6 +119,9 @@ export function createSubmissionListener(deps: {
   });
   markSubmissionServer(server);
   server.on('error', (err) => logger.warn({ err }, 'submission error'));
+  // A pipelining client's MAIL, RCPT and DATA are answered in one write, as on port 25 (smtp/coalesce.ts).
+  // With implicit TLS the TLS socket is the one written to: one TLS record then instead of three.
+  server.server.on(deps.implicitTls ? 'secureConnection' : 'connection', coalesceReplies);
   const unsubscribeTls = deps.tls.onSwap(({ key, cert }) => server.updateSecureContext({ key, cert }));
 
   function connectionOf(session: SMTPServerSession): { close(): void } | undefined {

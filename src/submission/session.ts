@@ -33,6 +33,25 @@ export function createSubmissionHandlers(core: Core, deps: {
   const routes = new WeakMap<SMTPServerEnvelope, Map<string, SubmissionRecipient>>();
   const loginOf = (session: SMTPServerSession) => session.user as unknown as MailboxLogin;
 
+  /**
+   * What a mailbox may send as, remembered per mailbox while the directory cannot have changed:
+   * kept with the connection's change count (core.changes, as the recipient resolver's cache) and
+   * reused only while it is the same, so an alias edit applies to the next MAIL FROM. A session
+   * sending back to back otherwise ran this query for every message.
+   */
+  const allowedCache = new Map<number, { at: number; value: Set<string> }>();
+  async function senderAddresses(login: MailboxLogin): Promise<Set<string>> {
+    const at = core.changes();
+    const hit = allowedCache.get(login.mailboxId);
+    if (hit && hit.at === at) return hit.value;
+    const value = await submissionStore.senderAddresses(db, senderOf(login));
+    if (core.changes() === at) {
+      if (allowedCache.size >= 10_000) allowedCache.clear();
+      allowedCache.set(login.mailboxId, { at, value });
+    }
+    return value;
+  }
+
   return {
     async auth(auth, session) {
       // Counted before the password is checked, forgotten on success (mailboxes/lockout.ts says why).
@@ -56,7 +75,7 @@ export function createSubmissionHandlers(core: Core, deps: {
 
     async mailFrom(address, session) {
       if (address === '') return NOT_YOUR_ADDRESS('the null sender is not accepted for submission');
-      const allowed = await submissionStore.senderAddresses(db, senderOf(loginOf(session)));
+      const allowed = await senderAddresses(loginOf(session));
       if (!allowed.has(address.toLowerCase())) return NOT_YOUR_ADDRESS(`you may not send as <${address}>`);
       senders.set(session.envelope, allowed);
       return null;
