@@ -26,6 +26,7 @@ export default {
     'test/db/two-nodes-webhooks.test.ts',
     'test/db/two-nodes-changes.test.ts', // committed mail changes relayed between nodes (LISTEN/NOTIFY)
     'test/db/two-nodes-mail.test.ts', // SMTP on either node listed once; IDLE on one hears of mail on the other
+    'test/db/two-nodes-directory.test.ts', // the recipient cache sees directory changes made on any node
     'test/aliases/create.test.ts',
     'test/aliases/delete.test.ts',
     'test/aliases/edit.test.ts',

@@ -18,6 +18,11 @@ export interface NodeSession {
    * sent it (`own`); after a reconnect, when some may have been lost, once with a null payload.
    */
   listen(channel: string, fn: Listener): Promise<void>;
+  /**
+   * Whether the connection is open with every channel LISTENed: while it is not (never connected,
+   * lost, reconnecting), notifications of commits made meanwhile may never arrive.
+   */
+  connected(): boolean;
   close(): Promise<void>;
 }
 
@@ -36,6 +41,8 @@ export function createNodeSession(pool: pg.Pool, onError: (err: Error) => void =
   const listeners = new Map<string, Listener[]>();
   let client: Promise<pg.PoolClient> | null = null;
   let closed = false;
+  /** The open connection's LISTENs are all in place (see connected()). */
+  let up = false;
   /** Connections given back to the pool: a late error event must not give one back twice. */
   const released = new WeakSet<pg.PoolClient>();
 
@@ -50,6 +57,7 @@ export function createNodeSession(pool: pg.Pool, onError: (err: Error) => void =
       c.on('error', (err) => {
         if (released.has(c)) return; // ended by close(): nothing to recover
         released.add(c);
+        up = false;
         onError(err);
         // The connection is gone, and with it our advisory locks and LISTENs: start over.
         c.release(err);
@@ -57,6 +65,7 @@ export function createNodeSession(pool: pg.Pool, onError: (err: Error) => void =
         if (!closed) setTimeout(() => void reconnect(), RECONNECT_MS).unref();
       });
       for (const channel of listeners.keys()) await c.query(`LISTEN ${channelIdent(channel)}`);
+      up = !released.has(c);
       return c;
     })().catch((err) => { client = null; throw err; });
     return client;
@@ -91,8 +100,10 @@ export function createNodeSession(pool: pg.Pool, onError: (err: Error) => void =
       listeners.set(channel, [fn]);
       await inTurn((c) => c.query(`LISTEN ${channelIdent(channel)}`));
     },
+    connected: () => up && !closed,
     async close() {
       closed = true;
+      up = false;
       const c = client;
       client = null;
       const open = c ? await c.catch(() => null) : null;
