@@ -61,7 +61,8 @@ export function writesDirectory(node: RootOperationNode): boolean {
  * (550 or 4xx per the resolver's answer; senders of a refused message retry or bounce it). That is
  * the same outcome as mail that arrived a few ms before the deletion: accepted mail for a mailbox
  * gone by storing time is handled by the storing path as for any such race, so the cache adds no
- * new case, only widens an existing one by the NOTIFY's latency. Acceptable for a lookup.
+ * new case, only widens an existing one by the NOTIFY's latency. Acceptable for a lookup: the
+ * SMTP listener keeps positive answers for a second of its own anyway (smtp/cache.ts), far longer.
  */
 export function createDirectoryVersion(session: NodeSession, now: () => number = () => performance.now()) {
   let version = 0;
