@@ -13,6 +13,7 @@ import * as m011 from './011_submission.js';
 import * as m012 from './012_imap_summary.js';
 import * as m013 from './013_pg_mail.js';
 import * as m014 from './014_pg_directory_notify.js';
+import * as m015 from './015_pg_lz4_contents.js';
 
 /**
  * Every migration, by name; names sort in the order they run. A capability adds its own numbered
@@ -33,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   '012_imap_summary': m012,
   '013_pg_mail': m013,
   '014_pg_directory_notify': m014,
+  '015_pg_lz4_contents': m015,
 };
