@@ -37,7 +37,7 @@ function existingFileSecret(dataDir: string): string | null {
 
 /**
  * The install secret of this database. On PostgreSQL the nodes share nothing but the database
- * (DECISIONS.md section 17), so it lives there (`install_secret`, migration 014): an SRS address
+ * (DECISIONS.md section 17), so it lives there (`install_secret`, migration 016): an SRS address
  * one node handed out verifies on the others, and so does an attachment link. The first node to
  * start writes it: the secret of its data directory if an operator put one there (so links and SRS
  * addresses of an install moved from a single node keep working), else a random one.

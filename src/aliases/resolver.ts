@@ -97,11 +97,13 @@ const CACHE_SIZE = 10_000;
 
 /**
  * A resolver that remembers answers while the directory cannot have changed: each answer is kept
- * with the connection's change count (`changes`, SQLite total_changes()) it was read at and reused
- * only while that count is the same. Every write through the connection (a mailbox, an alias or a
- * domain provisioned or removed, but also any other row) moves the count, so no stale answer is
- * ever given; under inbound load nothing is written through it (storage has its own connection)
- * and a busy recipient costs one lookup.
+ * with the change count (`changes`) it was read at and reused only while that count is the same.
+ * On SQLite the count is the connection's total_changes(): every write through it (a mailbox, an
+ * alias or a domain provisioned or removed, but also any other row) moves it, and under inbound
+ * load nothing is written through it (storage has its own connection). On PostgreSQL it is the
+ * directory count of db/pg-directory.ts, moved by a commit on any node that changes domains,
+ * mailboxes or aliases (a NOTIFY, so a few ms late for other nodes' commits: see there). Either
+ * way a busy recipient costs one lookup.
  */
 export function cachedRecipientResolver(resolve: RecipientResolver, changes: () => number): RecipientResolver {
   const cache = new Map<string, { at: number; value: Resolution }>();

@@ -18,6 +18,11 @@ export interface NodeSession {
    * sent it (`own`); after a reconnect, when some may have been lost, once with a null payload.
    */
   listen(channel: string, fn: Listener): Promise<void>;
+  /**
+   * Whether the connection is open with every channel LISTENed: while it is not (never connected,
+   * lost, reconnecting), notifications of commits made meanwhile may never arrive.
+   */
+  connected(): boolean;
   close(): Promise<void>;
 }
 
@@ -25,6 +30,8 @@ export interface NodeSession {
 export type Listener = (payload: string | null, own: boolean) => void;
 
 const RECONNECT_MS = 1000;
+/** Most close() waits for the server to end the connection. */
+const CLOSE_WAIT_MS = 5000;
 
 /** A channel name as an SQL identifier (ours are fixed lower-case words, so only that is allowed). */
 function channelIdent(channel: string): string {
@@ -36,6 +43,8 @@ export function createNodeSession(pool: pg.Pool, onError: (err: Error) => void =
   const listeners = new Map<string, Listener[]>();
   let client: Promise<pg.PoolClient> | null = null;
   let closed = false;
+  /** The open connection's LISTENs are all in place (see connected()). */
+  let up = false;
   /** Connections given back to the pool: a late error event must not give one back twice. */
   const released = new WeakSet<pg.PoolClient>();
 
@@ -50,6 +59,7 @@ export function createNodeSession(pool: pg.Pool, onError: (err: Error) => void =
       c.on('error', (err) => {
         if (released.has(c)) return; // ended by close(): nothing to recover
         released.add(c);
+        up = false;
         onError(err);
         // The connection is gone, and with it our advisory locks and LISTENs: start over.
         c.release(err);
@@ -57,6 +67,7 @@ export function createNodeSession(pool: pg.Pool, onError: (err: Error) => void =
         if (!closed) setTimeout(() => void reconnect(), RECONNECT_MS).unref();
       });
       for (const channel of listeners.keys()) await c.query(`LISTEN ${channelIdent(channel)}`);
+      up = !released.has(c);
       return c;
     })().catch((err) => { client = null; throw err; });
     return client;
@@ -91,14 +102,23 @@ export function createNodeSession(pool: pg.Pool, onError: (err: Error) => void =
       listeners.set(channel, [fn]);
       await inTurn((c) => c.query(`LISTEN ${channelIdent(channel)}`));
     },
+    connected: () => up && !closed,
     async close() {
       closed = true;
+      up = false;
       const c = client;
       client = null;
       const open = c ? await c.catch(() => null) : null;
       if (open && !released.has(open)) {
         released.add(open);
+        // Resolves once the server closed the socket, which its backend does after releasing the
+        // session's advisory locks: another node trying them right after close() finds them free.
+        const ended = new Promise<void>((resolve) => {
+          open.once('end', () => resolve());
+          setTimeout(resolve, CLOSE_WAIT_MS).unref();
+        });
         open.release(true); // true: end the connection, so its locks go now
+        await ended;
       }
     },
   };

@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { Db } from './connection.js';
 import type { Database } from './schema.js';
 import { migrate } from './migrate.js';
+import { createDirectoryVersion } from './pg-directory.js';
 import { createNodeSession, type NodeSession } from './pg-session.js';
 
 /** An open PostgreSQL database (DECISIONS.md section 17): Kysely over a pool of connections. */
@@ -17,9 +18,9 @@ export interface PostgresDatabase {
   /** A PostgreSQL commit is durable when it returns (synchronous_commit on): nothing to wait for. */
   durable(): Promise<void>;
   /**
-   * Moves on every call. Its SQLite twin counts the writes of this process, so a cache keyed on it
-   * (the recipient resolver) stays valid until this process writes; other nodes write to the same
-   * database unseen, so here no answer is ever reused.
+   * The directory's change count (pg-directory.ts): moves when a commit on any node changed
+   * domains, mailboxes or aliases, and at every call while such a change could go unseen. Its
+   * SQLite twin counts the writes of this process; either keys the recipient resolver's cache.
    */
   changes(): number;
   close(): Promise<void>;
@@ -62,25 +63,27 @@ export function openPool(url: string, opts: PostgresOptions = {}): pg.Pool {
 /** Opens the database at `url` and runs pending migrations (the same numbered ones as SQLite's). */
 export async function openPostgresDatabase(url: string, opts: PostgresOptions = {}): Promise<PostgresDatabase> {
   const pool = openPool(url, opts);
+  const session = createNodeSession(pool, opts.onIdleError);
+  const directory = createDirectoryVersion(session);
   const db: Db = new Kysely<Database>({
     dialect: new PostgresDialect({ pool }),
+    plugins: [directory.plugin],
     log: (event) => { if (event.level === 'error') opts.onQueryError?.(event.error, event.query.sql); },
   });
   try {
     await migrate(db);
   } catch (err) {
+    await session.close();
     await db.destroy();
     throw err;
   }
-  let calls = 0;
-  const session = createNodeSession(pool, opts.onIdleError);
   return {
     dialect: 'postgres',
     db,
     pool,
     session,
     durable: async () => {},
-    changes: () => ++calls,
+    changes: directory.changes,
     close: async () => {
       await session.close();
       await db.destroy(); // ends the pool too

@@ -4,6 +4,7 @@ import type { Db } from '../db/connection.js';
 import { ApiError, unprocessable } from '../errors.js';
 import { acceptGroup, fits, type AcceptJob } from './commits.js';
 import { createGroupCommit, type Outcome } from './group-commit.js';
+import { createOverlappingGroupCommit } from './pg-group-commit.js';
 import { apiMessageSize, smtpTargets, type Envelope, type StoredAttachment, type StoredMessage, type Target } from './message.js';
 import { pgBlobs, sha256Of, type BlobData } from './pg-blobs.js';
 import type { IngestStore } from './store.js';
@@ -15,6 +16,12 @@ const ACCEPT_LOCK = 0x696e6278;
 
 /** API mail in a group commit, with its attachment bytes. */
 type ApiJob = { job: AcceptJob; blobs: BlobData[] };
+
+/**
+ * SMTP groups committed at once (pg-group-commit.ts): each holds a pooled connection while its
+ * INSERT commits, so this stays well under the pool's size, which storing and the API share.
+ */
+const SMTP_GROUPS_IN_FLIGHT = 3;
 
 /** Raw bytes bound to one INSERT of SMTP queue rows. */
 const CHUNK_BYTES = 4 * 1024 * 1024;
@@ -28,8 +35,9 @@ export const lockMailboxes = (trx: Db, ids: Iterable<number>) => {
 
 /**
  * The accepting half of ingestion on PostgreSQL (DECISIONS.md section 17): the acknowledgement is
- * a group commit in PostgreSQL instead of the acceptance journal. Every message that arrives while
- * a commit is under way joins the next one, committed together on this node's pool: SMTP mail as
+ * a group commit in PostgreSQL instead of the acceptance journal. Messages that arrive in one turn
+ * of the event loop share a commit (SMTP groups overlap up to SMTP_GROUPS_IN_FLIGHT, API groups
+ * take turns), committed on this node's pool: SMTP mail as
  * queue rows with the raw bytes in `inbound.raw` whatever their size, API mail (in groups of its
  * own) with its message_id reservations, quota usage and attachment blobs. A caller resolves once
  * its rows committed, and a PostgreSQL commit is durable when it returns; the worker
@@ -85,7 +93,7 @@ export function createPgAcceptor(deps: {
   }
 
   const apiGroup = createGroupCommit(commitApi);
-  const smtpGroup = createGroupCommit(commitSmtp);
+  const smtpGroup = createOverlappingGroupCommit(commitSmtp, { inFlight: SMTP_GROUPS_IN_FLIGHT, maxBatch: 256 });
 
   return {
     /** API path: as acceptor.acceptMessage (accept.ts), with the attachment bytes committed as blob rows in the group. */

@@ -12,7 +12,9 @@ import * as m010 from './010_folders.js';
 import * as m011 from './011_submission.js';
 import * as m012 from './012_imap_summary.js';
 import * as m013 from './013_pg_mail.js';
-import * as m014 from './014_install_secret.js';
+import * as m014 from './014_pg_directory_notify.js';
+import * as m015 from './015_pg_lz4_contents.js';
+import * as m016 from './016_install_secret.js';
 
 /**
  * Every migration, by name; names sort in the order they run. A capability adds its own numbered
@@ -32,5 +34,7 @@ export const migrations: Record<string, Migration> = {
   '011_submission': m011,
   '012_imap_summary': m012,
   '013_pg_mail': m013,
-  '014_install_secret': m014,
+  '014_pg_directory_notify': m014,
+  '015_pg_lz4_contents': m015,
+  '016_install_secret': m016,
 };
