@@ -25,7 +25,6 @@ export default {
     'test/db/two-nodes-mail.test.ts', // SMTP on either node listed once; IDLE on one hears of mail on the other
     'test/db/two-nodes-daily.test.ts', // the submission daily limit is counted in the database, whichever node sends
     'test/db/two-nodes-secret.test.ts', // the install secret is the database's: links and SRS addresses verify on every node
-
     'test/db/two-nodes-directory.test.ts', // the recipient cache sees directory changes made on any node
     'test/aliases/create.test.ts',
     'test/aliases/delete.test.ts',
