@@ -4,7 +4,8 @@ import { dkimBody } from 'mailauth/lib/dkim/body/index.js';
 /** A CR not followed by LF, or an LF not preceded by CR. */
 const BARE_LINE_BREAK = /\r(?!\n)|(?<!\r)\n/;
 const TRAILING_WSP = /[ \t]+\r\n/g;
-const WSP_RUN = /[ \t]+/g;
+/** A run of whitespace that is not already a single space (single spaces, most of them, are left alone). */
+const WSP_RUN = /\t[ \t]*| [ \t]+/g;
 const TRAILING_EMPTY_LINES = /(?:\r\n)+$/;
 
 /**
