@@ -17,6 +17,7 @@ import { createRouter } from './route.js';
 import { outboundPruneJob } from './retention.js';
 import { outboundRoutes } from './routes.js';
 import { loadSrsSecret } from './secret.js';
+import { createMemo, LOOKUP_HOLD_MS } from './memo.js';
 import { createOutboundService } from './service.js';
 import { createSrs, type Srs } from './srs.js';
 import { createOutboundStore } from './store.js';
@@ -111,7 +112,7 @@ export function installOutbound(core: Core, deps: { srs: Srs; ingest: Ingest; re
       lookup: cachedLookup((name, rrtype) => resolver.resolve(name, rrtype) as Promise<string[][] | string[]>, () => clock.now()) }),
     remote: createRemoteTransmitter({ route, pool }),
     local: createLocalTransmitter({ ingest: deps.ingest, resolve: deps.resolve, hostname: config.hostname, now: () => clock.now() }),
-    isHosted: async (domain) => (await store.hostedTenant(db, domain)) !== null,
+    isHosted: createMemo(LOOKUP_HOLD_MS, async (domain) => (await store.hostedTenant(db, domain)) !== null),
     onAttempt: (result) => attempts.inc({ result }),
     pollMs: t.pollMs ?? POLL_MS, concurrency: CONCURRENCY,
   });

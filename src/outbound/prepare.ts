@@ -6,6 +6,7 @@ import type { StoredMessage } from '../ingest/message.js';
 import type { AuthResults } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
 import { authResultsText, countReceived, dmarcRejects, MAX_RECEIVED } from './message.js';
+import { createMemo, LOOKUP_HOLD_MS } from './memo.js';
 import { renderApiMessage } from './render.js';
 import { createKeyCache } from '../signing/keys.js';
 import { signForward } from './sign.js';
@@ -48,6 +49,7 @@ export function createPreparer(deps: { db: Db; store: OutboundStore; blobs: Blob
 }) {
   const { db, store, blobs } = deps;
   const keyFor = createKeyCache();
+  const dkimKeyOf = createMemo(LOOKUP_HOLD_MS, (domain) => store.dkimKey(db, domain));
 
   /** The bytes of an item: its own, or its inbound message's (API mail rendered once and kept). */
   async function bytesOf(item: OutboundRow): Promise<Buffer | null> {
@@ -85,7 +87,7 @@ export function createPreparer(deps: { db: Db; store: OutboundStore; blobs: Blob
     if (item.via_domain === null) return { kind: 'ready', mailFrom: '', raw: original, original };
     const now = new Date(deps.clock.now());
     const mailFrom = deps.srs.forward(item.mail_from, item.via_domain, now);
-    const pem = await store.dkimKey(db, item.via_domain);
+    const pem = await dkimKeyOf(item.via_domain);
     if (!pem) return { kind: 'ready', mailFrom, raw: original, original };
     try {
       const key = { domain: item.via_domain, selector: DKIM_SELECTOR, privateKey: keyFor(item.via_domain, pem) };
