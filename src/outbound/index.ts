@@ -17,6 +17,8 @@ import { createRouter } from './route.js';
 import { outboundPruneJob } from './retention.js';
 import { outboundRoutes } from './routes.js';
 import { srsKey } from './secret.js';
+import { createSigningThread } from '../signing/sign-thread.js';
+import { createMemo, LOOKUP_HOLD_MS } from './memo.js';
 import { createOutboundService } from './service.js';
 import { createSrs, type Srs } from './srs.js';
 import { createOutboundStore } from './store.js';
@@ -37,6 +39,10 @@ export interface OutboundTesting {
   /** How long an idle session is kept for reuse. */
   idleMs?: number;
 }
+
+/** The signing thread stops after this long without a forward to sign, and is replaced when one takes longer than its timeout. */
+const SIGNER_IDLE_MS = 10_000;
+const SIGNER_TIMEOUT_MS = 30_000;
 
 /** Connect, greeting and inactivity limit of a session to a remote MX. */
 const SESSION_TIMEOUT_MS = 60_000;
@@ -104,14 +110,15 @@ export function installOutbound(core: Core, deps: { srs: Srs; ingest: Ingest; re
   // API mail is rendered from its attachments: files of the data dir on SQLite, rows of the database on PostgreSQL (section 17).
   const blobFiles = createBlobStore(config.dataDir, () => clock.now());
   const forwardBlobs = core.dialect === 'postgres' ? databaseBlobReads(blobFiles, db) : blobFiles;
+  const signer = createSigningThread({ idleMs: SIGNER_IDLE_MS, timeoutMs: SIGNER_TIMEOUT_MS, logger });
   const worker = createOutboundWorker({
     db, store, clock, logger, hostname: config.hostname, claims,
     policy: { schedule: config.outboundRetrySchedule, maxAgeSeconds: config.outboundMaxAgeSeconds },
-    prepare: createPreparer({ db, store, blobs: forwardBlobs, srs: deps.srs, clock, logger, hostname: config.hostname,
+    prepare: createPreparer({ db, store, blobs: forwardBlobs, srs: deps.srs, clock, logger, hostname: config.hostname, signer,
       lookup: cachedLookup((name, rrtype) => resolver.resolve(name, rrtype) as Promise<string[][] | string[]>, () => clock.now()) }),
     remote: createRemoteTransmitter({ route, pool }),
     local: createLocalTransmitter({ ingest: deps.ingest, resolve: deps.resolve, hostname: config.hostname, now: () => clock.now() }),
-    isHosted: async (domain) => (await store.hostedTenant(db, domain)) !== null,
+    isHosted: createMemo(LOOKUP_HOLD_MS, async (domain) => (await store.hostedTenant(db, domain)) !== null),
     onAttempt: (result) => attempts.inc({ result }),
     pollMs: t.pollMs ?? POLL_MS, concurrency: CONCURRENCY,
   });
@@ -136,6 +143,7 @@ export function installOutbound(core: Core, deps: { srs: Srs; ingest: Ingest; re
       pool.abort();
       await settled;
       pool.close();
+      await signer.close();
     },
   };
 }

@@ -9,7 +9,8 @@ export interface PoolOptions extends TransportOptions {
 /**
  * Sessions to MX addresses, at most `perHost` at a time to each (receivers throttle or refuse
  * floods from one client), reused while idle: the next transaction for the same address starts
- * with RSET instead of a new connection, EHLO and TLS handshake.
+ * with MAIL (or RSET after one that did not end cleanly) instead of a new connection, EHLO and
+ * TLS handshake.
  */
 export function createSessionPool(opts: PoolOptions) {
   const idle = new Map<string, Array<{ session: Session; timer: NodeJS.Timeout }>>();
@@ -33,11 +34,14 @@ export function createSessionPool(opts: PoolOptions) {
   }
 
   return {
-    /** A session to `hop`: an idle one reset for reuse, else a new one. Rejects with a SessionError. */
-    async acquire(hop: Hop): Promise<Session> {
+    /**
+     * A session to `hop`: an idle one made ready for reuse (session.reset), else a new one (always a
+     * new one with `fresh`). Rejects with a SessionError.
+     */
+    async acquire(hop: Hop, o: { fresh?: boolean } = {}): Promise<Session> {
       const key = keyOf(hop);
       await slot(key);
-      const list = idle.get(key) ?? [];
+      const list = o.fresh ? [] : idle.get(key) ?? [];
       while (list.length > 0) {
         const { session, timer } = list.pop()!;
         clearTimeout(timer);

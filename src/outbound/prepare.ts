@@ -5,13 +5,18 @@ import type { BlobStore } from '../ingest/blobs.js';
 import type { StoredMessage } from '../ingest/message.js';
 import type { AuthResults } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
-import { authResultsText, countReceived, dmarcRejects, MAX_RECEIVED } from './message.js';
+import { authResultsText, countReceived, dmarcRejects, headerSection, MAX_RECEIVED } from './message.js';
+import { createMemo, LOOKUP_HOLD_MS } from './memo.js';
 import { renderApiMessage } from './render.js';
 import { createKeyCache } from '../signing/keys.js';
+import type { SigningThread } from '../signing/sign-thread.js';
 import { signForward } from './sign.js';
 import type { Srs } from './srs.js';
 import type { DnsLookup } from '../smtp/dns.js';
 import type { OutboundRow, OutboundStore } from './store.js';
+
+/** An ARC header field at the start of a line of the header section (an arriving chain, checked with DNS). */
+const ARC_FIELD = /^arc-(?:seal|message-signature|authentication-results)\s*:/im;
 
 /** The selector of every DKIM key of ours (DECISIONS.md section 4: `mailstead._domainkey.<host>`). */
 export const DKIM_SELECTOR = 'mailstead';
@@ -45,9 +50,12 @@ export interface Refused {
 export function createPreparer(deps: { db: Db; store: OutboundStore; blobs: BlobStore; srs: Srs; clock: Clock; logger: Logger; hostname: string;
   /** DNS for checking an ARC chain the message arrived with. */
   lookup: DnsLookup;
+  /** Signs forwards that arrived without ARC fields off the main thread (the rest are signed here: their chain is checked with `lookup`). */
+  signer?: SigningThread;
 }) {
   const { db, store, blobs } = deps;
   const keyFor = createKeyCache();
+  const dkimKeyOf = createMemo(LOOKUP_HOLD_MS, (domain) => store.dkimKey(db, domain));
 
   /** The bytes of an item: its own, or its inbound message's (API mail rendered once and kept). */
   async function bytesOf(item: OutboundRow): Promise<Buffer | null> {
@@ -85,14 +93,21 @@ export function createPreparer(deps: { db: Db; store: OutboundStore; blobs: Blob
     if (item.via_domain === null) return { kind: 'ready', mailFrom: '', raw: original, original };
     const now = new Date(deps.clock.now());
     const mailFrom = deps.srs.forward(item.mail_from, item.via_domain, now);
-    const pem = await store.dkimKey(db, item.via_domain);
+    const pem = await dkimKeyOf(item.via_domain);
     if (!pem) return { kind: 'ready', mailFrom, raw: original, original };
     try {
-      const key = { domain: item.via_domain, selector: DKIM_SELECTOR, privateKey: keyFor(item.via_domain, pem) };
-      const raw = await signForward(original, key, {
-        authservId: deps.hostname, authResults: authResultsText(auth), now, resolver: deps.lookup as never,
+      const authResults = authResultsText(auth);
+      const here = () => signForward(original, { domain: item.via_domain!, selector: DKIM_SELECTOR, privateKey: keyFor(item.via_domain!, pem) }, {
+        authservId: deps.hostname, authResults, now, resolver: deps.lookup as never,
       });
-      return { kind: 'ready', mailFrom, raw, original };
+      if (!deps.signer || ARC_FIELD.test(headerSection(original).toString('latin1'))) return { kind: 'ready', mailFrom, raw: await here(), original };
+      const head = await deps.signer.sign(original, {
+        pem, domain: item.via_domain, selector: DKIM_SELECTOR, authservId: deps.hostname, authResults, now: now.getTime(),
+      }).catch((err: unknown) => {
+        deps.logger.warn({ err, outbound: item.id }, 'the signing thread failed; signing on the main thread');
+        return null;
+      });
+      return { kind: 'ready', mailFrom, raw: head ? Buffer.concat([head, original]) : await here(), original };
     } catch (err) {
       // Unsigned still reaches most receivers; failing the forward for our own signing fault would not.
       deps.logger.warn({ err, outbound: item.id }, 'signing a forwarded message failed; sending it unsigned');

@@ -25,16 +25,32 @@ const all = (to: string[], outcome: RcptResult['outcome'], response: string): Rc
  * security level "may"). The first address that answers about the message decides.
  */
 export function createRemoteTransmitter(deps: { route: Router; pool: SessionPool }) {
-  async function attempt(hop: Hop, from: string, to: string[], raw: Buffer): Promise<RcptResult[]> {
-    const session = await deps.pool.acquire(hop);
+  async function attemptOn(hop: Hop, fresh: boolean, from: string, to: string[], raw: Buffer): Promise<{ results: RcptResult[] } | { failed: SessionError; reused: boolean }> {
+    const session = await deps.pool.acquire(hop, { fresh });
+    const reused = session.reused;
     let ok = false;
     try {
       const results = await session.send(from, to, raw);
       ok = true;
-      return results;
+      return { results };
+    } catch (err) {
+      if (!(err instanceof SessionError)) throw err;
+      return { failed: err, reused };
     } finally {
       deps.pool.release(session, ok);
     }
+  }
+
+  /**
+   * One transaction at `hop`. A reused session goes straight to MAIL (no RSET to probe it first),
+   * so one the remote closed while it sat idle breaks at once: the message then goes over a new
+   * session to the same address, as it would have after a failed RSET.
+   */
+  async function attempt(hop: Hop, from: string, to: string[], raw: Buffer): Promise<RcptResult[]> {
+    let tried = await attemptOn(hop, false, from, to, raw);
+    if ('failed' in tried && tried.reused) tried = await attemptOn(hop, true, from, to, raw);
+    if ('failed' in tried) throw tried.failed;
+    return tried.results;
   }
 
   return async (domain: string, from: string, to: string[], raw: Buffer): Promise<TryResult> => {

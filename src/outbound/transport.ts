@@ -49,11 +49,17 @@ const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim().slice(0, 1000);
 
 /**
  * One SMTP session to one MX address (nodemailer's smtp-connection), usable for several
- * transactions in a row: `send` runs one, and a pooled session is reset (RSET) before the next.
+ * transactions in a row: `send` runs one. A transaction that ended with the reply to the message
+ * leaves the session ready for the next MAIL (RFC 5321 4.1.4); one that ended otherwise (the
+ * envelope or DATA refused) is reset (RSET) before the session is used again.
  */
 export class Session {
   private readonly conn: SMTPConnection;
   private broken = false;
+  /** Whether a transaction may still be open at the remote (a send that did not end with the reply to the message). */
+  private open = false;
+  /** Transactions started on this session. */
+  private started = 0;
 
   private constructor(readonly hop: Hop, conn: SMTPConnection) {
     this.conn = conn;
@@ -97,9 +103,19 @@ export class Session {
   /** Whether the session runs over TLS. */
   get secure(): boolean { return (this.conn as unknown as { secure?: boolean }).secure === true; }
 
-  /** Ends the transaction state of a previous message (RSET) so the session can be reused. */
+  /** Whether a transaction ran on this session before (a reused session). */
+  get reused(): boolean { return this.started > 0; }
+
+  /**
+   * Ends the transaction state of a previous message (RSET) so the session can be reused; no
+   * command (and no round trip) when the previous transaction ended with the reply to its message.
+   */
   reset(): Promise<boolean> {
-    return new Promise((resolve) => this.conn.reset((err) => resolve(!err)));
+    if (!this.open) return Promise.resolve(true);
+    return new Promise((resolve) => this.conn.reset((err) => {
+      if (!err) this.open = false;
+      resolve(!err);
+    }));
   }
 
   /**
@@ -108,8 +124,12 @@ export class Session {
    * was known (timeout, dropped connection, garbage), which retries every recipient.
    */
   send(from: string, to: string[], raw: Buffer): Promise<RcptResult[]> {
+    this.open = true;
+    this.started++;
     return new Promise((resolve, reject) => {
       this.conn.send({ from, to, size: raw.length, use8BitMime: true } as SMTPConnection.Envelope, raw, (err, info) => {
+        // The reply to the message ended the transaction at both ends.
+        if (!err) this.open = false;
         if (err) {
           const e = err as SmtpError;
           const perRcpt = new Map((e.rejectedErrors ?? []).map((r) => [r.recipient ?? '', r]));

@@ -1,8 +1,8 @@
 import { sign as cryptoSign, type KeyObject } from 'node:crypto';
 import { getARChain } from 'mailauth/lib/arc/index.js';
-import { dkimBody } from 'mailauth/lib/dkim/body/index.js';
 import { generateCanonicalizedHeader } from 'mailauth/lib/dkim/header/index.js';
 import { defaultARCFieldNames, formatRelaxedLine, formatSignatureHeaderLine, getSigningHeaderLines, parseHeaders, type ParsedHeaders } from 'mailauth/lib/tools.js';
+import { relaxedBodyHash } from './body-hash.js';
 
 /**
  * DKIM-Signature, ARC-Message-Signature and ARC-Seal (relaxed/relaxed, rsa-sha256) made with
@@ -37,9 +37,7 @@ function bodyStart(raw: Buffer): number {
 /** Parses the header fields and hashes the body once (a message without a body hashes as empty). */
 export function digest(raw: Buffer): Digest {
   const start = bodyStart(raw);
-  const hasher = dkimBody('relaxed', 'sha256', false);
-  if (start < raw.length) hasher.update(raw.subarray(start));
-  return { headers: parseHeaders(raw.subarray(0, start)), bodyHash: hasher.digest('base64') };
+  return { headers: parseHeaders(raw.subarray(0, start)), bodyHash: relaxedBodyHash(raw.subarray(start)) };
 }
 
 /** The digest of the same message with header fields prepended (folded with CRLF), without another pass over its body. */
