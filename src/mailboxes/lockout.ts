@@ -30,18 +30,25 @@ function isLocked(at: number[], now: number): boolean {
  * the right password.
  *
  * An attempt is counted BEFORE its password is checked (`begin` inserts its row, then reads the
- * others), and forgotten if it succeeds. Counting after the check would let guesses sent at once,
- * over many connections or to many nodes, all pass the lock check before any was counted: this
- * way the eleventh of any number of simultaneous attempts sees the ten before it (each insert
- * commits before its read, on SQLite and on PostgreSQL alike), and nothing is read and then
- * written back, so no count is lost between nodes. Attempts refused by the lock are not counted
- * (their row goes again), so a locked IP is free ten minutes after its tenth failure.
+ * ones before it), and forgotten if it succeeds. Counting after the check would let guesses sent
+ * at once, over many connections or to many nodes, all pass the lock check before any was counted:
+ * this way an attempt sees the earlier ones (each insert commits before its read, on SQLite and on
+ * PostgreSQL alike), and nothing is read and then written back, so no count is lost between nodes.
+ * Only attempts BEFORE it (lower ids) count against an attempt: were each to count all the others,
+ * fifteen simultaneous guesses would each see fourteen, all be refused and all be taken back,
+ * leaving no failure and no lock. So the first ten go on to their password checks and stay
+ * counted as failures, and the later ones are refused; an attempt whose earlier neighbour had not
+ * yet committed when it looked may get a check too, so a burst can get a few more than ten.
+ * Attempts refused by the lock are not counted (their row goes again), so a locked IP is free ten
+ * minutes after its tenth failure.
  */
 export function createLockout({ db, clock }: { db: Db; clock: Clock }) {
-  /** The failures of an IP inside the window that ends now, newest first, but the attempt `except`. */
-  const recent = (ip: string, now: number, except: number) =>
-    db.selectFrom('login_failures').select('at').where('ip', '=', ip).where('at', '>', now - LOCKOUT_WINDOW_MS - LOCKOUT_MS)
-      .where('id', '!=', except).orderBy('at', 'desc').orderBy('id', 'desc').execute();
+  /** The failures of an IP inside the window that ends now, newest first, counted before the attempt `before` (all without one). */
+  const recent = (ip: string, now: number, before: number | null) => {
+    let q = db.selectFrom('login_failures').select('at').where('ip', '=', ip).where('at', '>', now - LOCKOUT_WINDOW_MS - LOCKOUT_MS);
+    if (before !== null) q = q.where('id', '<', before);
+    return q.orderBy('at', 'desc').orderBy('id', 'desc').execute();
+  };
 
   const drop = (id: number) => db.deleteFrom('login_failures').where('id', '=', id).execute().then(() => undefined);
 
@@ -62,7 +69,7 @@ export function createLockout({ db, clock }: { db: Db; clock: Clock }) {
     /** Whether the IP is locked out now (what `begin` checks; for tests and reports). */
     async locked(ip: string): Promise<boolean> {
       const now = clock.now();
-      return isLocked((await recent(ip, now, -1)).map((r) => r.at), now);
+      return isLocked((await recent(ip, now, null)).map((r) => r.at), now);
     },
   };
 }
