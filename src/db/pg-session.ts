@@ -30,8 +30,6 @@ export interface NodeSession {
 export type Listener = (payload: string | null, own: boolean) => void;
 
 const RECONNECT_MS = 1000;
-/** Most close() waits for the server to end the connection. */
-const CLOSE_WAIT_MS = 5000;
 
 /** A channel name as an SQL identifier (ours are fixed lower-case words, so only that is allowed). */
 function channelIdent(channel: string): string {
@@ -111,14 +109,7 @@ export function createNodeSession(pool: pg.Pool, onError: (err: Error) => void =
       const open = c ? await c.catch(() => null) : null;
       if (open && !released.has(open)) {
         released.add(open);
-        // Resolves once the server closed the socket, which its backend does after releasing the
-        // session's advisory locks: another node trying them right after close() finds them free.
-        const ended = new Promise<void>((resolve) => {
-          open.once('end', () => resolve());
-          setTimeout(resolve, CLOSE_WAIT_MS).unref();
-        });
         open.release(true); // true: end the connection, so its locks go now
-        await ended;
       }
     },
   };
