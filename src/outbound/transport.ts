@@ -58,7 +58,7 @@ export class Session {
   private broken = false;
   /** Whether a transaction may still be open at the remote (a send that did not end with the reply to the message). */
   private open = false;
-  /** Transactions started on this session. */
+  /** Transactions started over this connection. */
   private started = 0;
 
   private constructor(readonly hop: Hop, conn: SMTPConnection) {
@@ -103,7 +103,7 @@ export class Session {
   /** Whether the session runs over TLS. */
   get secure(): boolean { return (this.conn as unknown as { secure?: boolean }).secure === true; }
 
-  /** Whether a transaction ran on this session before (a reused session). */
+  /** Whether a transaction ran over this connection before (a reused connection). */
   get reused(): boolean { return this.started > 0; }
 
   /**

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { startNodes } from '../helpers/nodes.js';
+import { nodeMailbox, startNodes } from '../helpers/nodes.js';
 
 // The submission daily limit (DECISIONS.md section 13) is per mailbox, whichever node sends: on
 // PostgreSQL the count is the database's (src/submission/pg-daily.ts), not each process's.
@@ -10,12 +10,7 @@ test.serial('sends for one mailbox through two nodes, in turn and at once, toget
   t.timeout(240_000);
   const { cluster, nodes: [a, b] } = await startNodes(t, 2, { MAILSTEAD_SUBMISSION_DAILY_LIMIT: String(LIMIT) });
   const key = await cluster.tenantKey();
-  const domain = 'daily.two-nodes.test';
-  const d = await a!.post('/v1/create/domain', key, { Domain: domain });
-  t.is((await a!.pollTask('/v1/get/domain', key, d.body.task_id)).body.status, 'completed');
-  const address = `box@${domain}`;
-  const m = await a!.post('/v1/create/mailbox/single', key, { Email_fullname: 'Daily', single_bulk: 'single', Domain: domain, Params: { email_id: address, password: 'password-123' } });
-  t.is((await a!.pollTask('/v1/get/mailbox/single', key, m.body.task_id)).body.status, 'completed');
+  const address = await nodeMailbox(t, a!, key, 'daily.two-nodes.test', 'Daily');
   const send = (node: typeof a, subject: string) => node!.post('/v1/mail/send', key, { from: address, to: [address], subject, text: subject });
 
   // In turn: two on A, two on B (one recipient each), each node sees the other's.

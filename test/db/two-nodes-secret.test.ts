@@ -6,7 +6,7 @@ import { pino } from 'pino';
 import { loadInstallSecret } from '../../src/install-secret.js';
 import { openPostgresDatabase } from '../../src/db/postgres.js';
 import { tempDir } from '../helpers/app.js';
-import { eventually, startNodes } from '../helpers/nodes.js';
+import { eventually, nodeMailbox, startNodes } from '../helpers/nodes.js';
 import { freshPostgresDatabase } from '../helpers/pg.js';
 
 // On PostgreSQL the nodes share nothing but the database (DECISIONS.md section 17), so the install
@@ -40,12 +40,7 @@ test.serial('an attachment link handed out by one node downloads from the other'
   t.timeout(240_000);
   const { cluster, nodes: [a, b] } = await startNodes(t, 2);
   const key = await cluster.tenantKey();
-  const domain = 'links.two-nodes.test';
-  const d = await a!.post('/v1/create/domain', key, { Domain: domain });
-  t.is((await a!.pollTask('/v1/get/domain', key, d.body.task_id)).body.status, 'completed');
-  const address = `box@${domain}`;
-  const m = await a!.post('/v1/create/mailbox/single', key, { Email_fullname: 'Links', single_bulk: 'single', Domain: domain, Params: { email_id: address, password: 'password-123' } });
-  t.is((await a!.pollTask('/v1/get/mailbox/single', key, m.body.task_id)).body.status, 'completed');
+  const address = await nodeMailbox(t, a!, key, 'links.two-nodes.test', 'Links');
 
   const content = Buffer.from('shared between the nodes\n');
   const sent = await a!.post('/v1/mail/inbound', key, {

@@ -145,3 +145,13 @@ export async function eventually<T>(what: string, check: () => Promise<T | undef
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/** A domain and its mailbox `box@<domain>` (password `password-123`) made through `node`, each task checked completed; the address. */
+export async function nodeMailbox(t: ExecutionContext, node: TestNode, key: string, domain: string, fullname: string): Promise<string> {
+  const d = await node.post('/v1/create/domain', key, { Domain: domain });
+  t.is((await node.pollTask('/v1/get/domain', key, d.body.task_id)).body.status, 'completed');
+  const address = `box@${domain}`;
+  const m = await node.post('/v1/create/mailbox/single', key, { Email_fullname: fullname, single_bulk: 'single', Domain: domain, Params: { email_id: address, password: 'password-123' } });
+  t.is((await node.pollTask('/v1/get/mailbox/single', key, m.body.task_id)).body.status, 'completed');
+  return address;
+}
