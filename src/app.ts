@@ -87,7 +87,9 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   // With many nodes on PostgreSQL, each cron tick's work is done by one of them.
   const cron = database.dialect === 'postgres' ? createCron(logger, (name, run) => runAlone(database.session, name, run)) : createCron(logger);
   for (const job of taskCronJobs(queue)) cron.add(job);
-  const tenants = createTenantService({ db, store: createTenantStore(), clock, cooldownSeconds: config.cooldownSeconds });
+  const tenants = createTenantService({
+    db, store: createTenantStore(), clock, cooldownSeconds: config.cooldownSeconds, ...(database.dialect === 'postgres' ? { changes: database.changes } : {}),
+  });
   const registry = createRouteRegistry({ tenants, config, clock, durable: database.durable });
   const metrics = createMetrics();
   registerCertificateMetrics(metrics.registry, tls, acmeTest?.clock ?? clock);

@@ -12,6 +12,7 @@ export default {
   files: [
     // PostgreSQL only (left out of the SQLite lane in package.json): they open databases of their own.
     'test/emails/postgres-reads.test.ts',
+    'test/emails/pg-read-pool.test.ts', // PostgreSQL reader threads answer as the main thread
     'test/ingest/pg-markers.test.ts',
     'test/ingest/two-nodes.test.ts',
     'test/db/postgres.test.ts', // the seam itself: migrations, SKIP LOCKED claims, advisory locks
@@ -26,6 +27,7 @@ export default {
     'test/db/two-nodes-daily.test.ts', // the submission daily limit is counted in the database, whichever node sends
     'test/db/two-nodes-secret.test.ts', // the install secret is the database's: links and SRS addresses verify on every node
     'test/db/two-nodes-directory.test.ts', // the recipient cache sees directory changes made on any node
+    'test/db/two-nodes-keys.test.ts', // kept API key rows see revocations and plan changes made anywhere
     'test/aliases/create.test.ts',
     'test/aliases/delete.test.ts',
     'test/aliases/edit.test.ts',

@@ -9,8 +9,11 @@ import type { NodeSession } from './pg-session.js';
  */
 const OWN_WRITE_SETTLE_MS = 2000;
 
-/** Columns of domains and mailboxes the resolver reads; updates of other columns (quota usage, DKIM keys) change no answer. */
-const ADDRESSING = new Set(['hostname', 'address', 'tenant_id', 'id']);
+/**
+ * Columns of domains and mailboxes the resolver reads, and of tenants the key lookup reads; updates
+ * of other columns (quota usage, DKIM keys) change no answer.
+ */
+const ADDRESSING = new Set(['hostname', 'address', 'tenant_id', 'id', 'plan_active', 'is_admin']);
 
 /** The table a Kysely table reference names (`mailboxes`, `mailboxes as m`), or null. */
 function tableName(node: OperationNode | undefined): string | null {
@@ -20,19 +23,25 @@ function tableName(node: OperationNode | undefined): string | null {
   return (node as unknown as { table: { identifier: { name: string } } }).table.identifier.name;
 }
 
-/** Whether a statement built with Kysely writes a row the recipient resolver reads (src/aliases/store.ts). */
+/**
+ * Tables whose rows the count covers: the recipient resolver's (src/aliases/store.ts) and the API
+ * keys with their tenants' flags (tenants/service.ts authenticate; migration 017).
+ */
+const COUNTED = new Set(['domains', 'mailboxes', 'aliases', 'api_keys', 'tenants']);
+/** Of those, tables every update of which counts. */
+const EVERY_UPDATE = new Set(['aliases', 'api_keys']);
+
+/** Whether a statement built with Kysely writes a row the recipient resolver or the key lookup reads. */
 export function writesDirectory(node: RootOperationNode): boolean {
   switch (node.kind) {
-    case 'InsertQueryNode': {
-      const t = tableName(node.into);
-      return t === 'domains' || t === 'mailboxes' || t === 'aliases';
-    }
+    case 'InsertQueryNode':
+      return COUNTED.has(tableName(node.into) ?? '');
     case 'DeleteQueryNode':
-      return node.from.froms.some((f) => ['domains', 'mailboxes', 'aliases'].includes(tableName(f) ?? ''));
+      return node.from.froms.some((f) => COUNTED.has(tableName(f) ?? ''));
     case 'UpdateQueryNode': {
-      const t = tableName(node.table);
-      if (t === 'aliases') return true;
-      if (t !== 'domains' && t !== 'mailboxes') return false;
+      const t = tableName(node.table) ?? '';
+      if (EVERY_UPDATE.has(t)) return true;
+      if (!COUNTED.has(t)) return false;
       return (node.updates ?? []).some((u) => {
         const column = u.column as unknown as { kind: string; column?: { name: string } };
         return column.kind === 'ColumnNode' && ADDRESSING.has(column.column!.name);
@@ -45,10 +54,10 @@ export function writesDirectory(node: RootOperationNode): boolean {
 
 /**
  * The directory's change count on PostgreSQL, which the recipient resolver's cache keys its
- * answers on (aliases/resolver.ts cachedRecipientResolver): an answer is reused only while the
- * count stands still. It moves
+ * answers on (aliases/resolver.ts cachedRecipientResolver), and the key lookup its key rows
+ * (tenants/service.ts authenticate): an answer is reused only while the count stands still. It moves
  * - at each `mailstead_directory` notification: a commit on any node (or the CLI) that changed
- *   domains, mailboxes or aliases (migration 014's triggers);
+ *   domains, mailboxes or aliases (migration 014's triggers), API keys or tenants' flags (017's);
  * - at every call while those notifications may not arrive: before this node's LISTEN is in
  *   place, and while its session is down or reconnecting (then no answer is reused at all), and
  *   once more after a reconnect (what was missed meanwhile is unknown);

@@ -19,8 +19,9 @@ export interface PostgresDatabase {
   durable(): Promise<void>;
   /**
    * The directory's change count (pg-directory.ts): moves when a commit on any node changed
-   * domains, mailboxes or aliases, and at every call while such a change could go unseen. Its
-   * SQLite twin counts the writes of this process; either keys the recipient resolver's cache.
+   * domains, mailboxes, aliases, API keys or tenants' flags, and at every call while such a change
+   * could go unseen. Its SQLite twin counts the writes of this process; either keys the recipient
+   * resolver's cache, and on PostgreSQL the key lookup's.
    */
   changes(): number;
   close(): Promise<void>;
@@ -60,6 +61,20 @@ export function openPool(url: string, opts: PostgresOptions = {}): pg.Pool {
   return pool;
 }
 
+/** The pool and URL under each open PostgreSQL Kysely handle (see `pgPoolOf`). */
+const pools = new WeakMap<Db, { pool: pg.Pool; url: string }>();
+
+/**
+ * The pool and URL under a PostgreSQL handle opened here: the hot reads (emails/pg-reads.ts) send
+ * their statements to the driver directly, for rows as arrays and prepared statements, which
+ * Kysely does not give, and reader threads open pools of their own on the same URL.
+ */
+export function pgPoolOf(db: Db): { pool: pg.Pool; url: string } {
+  const known = pools.get(db);
+  if (!known) throw new Error('not a PostgreSQL handle opened by openPostgresDatabase');
+  return known;
+}
+
 /** Opens the database at `url` and runs pending migrations (the same numbered ones as SQLite's). */
 export async function openPostgresDatabase(url: string, opts: PostgresOptions = {}): Promise<PostgresDatabase> {
   const pool = openPool(url, opts);
@@ -77,6 +92,7 @@ export async function openPostgresDatabase(url: string, opts: PostgresOptions = 
     await db.destroy();
     throw err;
   }
+  pools.set(db, { pool, url });
   return {
     dialect: 'postgres',
     db,

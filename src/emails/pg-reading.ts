@@ -9,14 +9,26 @@ import { emailData, pageOf, syncPageOf, type ListQuery, type ReadJob } from './r
  * term probe have no twin.
  */
 
-async function listEmails(r: PgEmailReads, q: ListQuery) {
-  const { filter, match, pos, perPage } = q;
-  const rows = match === null ? await r.listPage(filter, pos, perPage + 1) : await r.searchPage(match, filter, pos, perPage + 1);
-  const { data, meta, probe } = pageOf(rows, pos, perPage);
-  if (probe) {
-    const beyond = match === null ? await r.anyBeyond(filter, probe.pos) : await r.searchAnyBeyond(match, filter, probe.pos);
-    if (beyond) Object.assign(meta, probe.cursor);
-  }
+/** A search page, and at a cursor whether hits lie beyond it (run in one snapshot: see runPgReadJob). */
+async function searchEmails(r: PgEmailReads, q: ListQuery, match: string) {
+  const { filter, pos, perPage } = q;
+  const { data, meta, probe } = pageOf(await r.searchPage(match, filter, pos, perPage + 1), pos, perPage);
+  if (probe && await r.searchAnyBeyond(match, filter, probe.pos)) Object.assign(meta, probe.cursor);
+  return { data, meta };
+}
+
+/**
+ * A list page without search: the first page, or a page at a cursor together with whether rows
+ * lie on the cursor's other side, each one statement (so one snapshot). The rows beyond the page's
+ * near edge (pageOf's probe) are those strictly beyond the position, and, when the page has rows,
+ * the position's own row too (no row lies between the position and the page).
+ */
+async function plainEmails(r: PgEmailReads, q: ListQuery) {
+  const { filter, pos, perPage } = q;
+  if (pos === null) return pageOf(await r.firstPage(filter, perPage + 1), null, perPage);
+  const page = await r.cursorPage(filter, pos, perPage + 1);
+  const { data, meta, probe } = pageOf(page.rows, pos, perPage);
+  if (probe && (page.beyond || (page.rows.length > 0 && page.atPosition))) Object.assign(meta, probe.cursor);
   return { data, meta };
 }
 
@@ -28,10 +40,13 @@ async function listEmails(r: PgEmailReads, q: ListQuery) {
 export async function runPgReadJob(r: PgEmailReadsRoot, job: ReadJob): Promise<string | null> {
   switch (job.op) {
     case 'list': {
-      // A first page asks nothing beyond itself: it needs no snapshot (a search's statements each
-      // answer exactly alone). A page at a cursor asks whether rows lie on its other side, in the same snapshot.
-      const one = job.query.pos === null;
-      const { data, meta } = one ? await listEmails(r, job.query) : await r.snapshot((s) => listEmails(s, job.query));
+      // A plain list is one statement. A first search page asks nothing beyond itself (its
+      // statements each answer exactly alone); a search page at a cursor asks whether hits lie on
+      // its other side, in the same snapshot.
+      const { query } = job;
+      const { match } = query;
+      const { data, meta } = match === null ? await plainEmails(r, query)
+        : query.pos === null ? await searchEmails(r, query, match) : await r.snapshot((s) => searchEmails(s, query, match));
       return JSON.stringify({ status: 'success', data, meta });
     }
     case 'sync': {

@@ -1,44 +1,17 @@
-import { sql, type RawBuilder } from 'kysely';
+import type pg from 'pg';
 import type { Db } from '../db/connection.js';
-import { decodePgSearch, tsquery } from './pg-search.js';
-import { LIST_COLUMNS, type AttachmentRow, type EmailRow, type ListFilter, type ListRow, type Position, type SyncRow } from './store.js';
+import { pgPoolOf } from '../db/postgres.js';
+import { decodePgSearch } from './pg-search.js';
+import { filterWhere, keyOf, LIST, limitOf, ORDER, OUTER_ORDER, Params, run, sideOf, tsqueryOf, type Queryable } from './pg-sql.js';
+import type { AttachmentRow, EmailRow, ListFilter, ListRow, Position, SyncRow } from './store.js';
 
 /*
  * The hot reads of store.ts (`createEmailReads`) on PostgreSQL (DECISIONS.md section 17): the same
- * rows as the same tuples, so reading.ts shapes the answers, but asynchronous, over the pool, with
- * every value a bound parameter. The queries are index ranges over emails_tenant_received /
- * emails_mailbox_received (keyset by (received_at, id)), emails_tenant_seq for sync, and the GIN
- * index of emails_fts for `q` (see docs/ARCHITECTURE.md "PostgreSQL").
+ * rows as the same tuples, so reading.ts shapes the answers, but asynchronous, with every value a
+ * bound parameter, straight through the driver (pg-sql.ts). The queries are index ranges over
+ * emails_tenant_received / emails_mailbox_received (keyset by (received_at, id)), emails_tenant_seq
+ * for sync, and the GIN index of emails_fts for `q` (see docs/ARCHITECTURE.md "PostgreSQL").
  */
-
-const LIST = sql.raw(LIST_COLUMNS.map((c) => `e.${c.slice(2)}`).join(', '));
-
-/** A row as a tuple in column order (the JSON building reads tuples, as better-sqlite3's raw mode gives them). */
-const tuple = <T>(row: Record<string, unknown>): T => Object.values(row) as T;
-
-/** The WHERE of a list page: tenant, live rows, the filters, and the side of the cursor position. */
-function listWhere(f: ListFilter, pos: Position | null): RawBuilder<unknown> {
-  const w: RawBuilder<unknown>[] = [sql`e.tenant_id = ${f.tenantId}::bigint`, sql`e.deleted_at IS NULL`];
-  if (f.mailboxId !== undefined) w.push(sql`e.mailbox_id = ${f.mailboxId}::bigint`);
-  if (f.folder !== undefined) w.push(sql`e.folder = ${f.folder}`);
-  if (f.unread === true) w.push(sql`e.read_at IS NULL`);
-  if (f.unread === false) w.push(sql`e.read_at IS NOT NULL`);
-  if (f.since !== undefined) w.push(sql`e.received_at >= ${f.since}::bigint`);
-  if (f.before !== undefined) w.push(sql`e.received_at <= ${f.before}::bigint`);
-  // A plain range on received_at (an index range) plus the tie-break on id.
-  if (pos) {
-    const at = pos.receivedAt;
-    w.push(pos.side === 'below'
-      ? sql`e.received_at <= ${at}::bigint AND (e.received_at < ${at}::bigint OR e.id < ${pos.id}::bigint)`
-      : sql`e.received_at >= ${at}::bigint AND (e.received_at > ${at}::bigint OR e.id > ${pos.id}::bigint)`);
-  }
-  return sql.join(w, sql` AND `);
-}
-
-const ORDER = {
-  below: sql`ORDER BY e.received_at DESC, e.id DESC`,
-  above: sql`ORDER BY e.received_at ASC, e.id ASC`,
-};
 
 /**
  * Rows of the listed range a search walks first, newest end first (see `searchRows`). A word in
@@ -58,6 +31,22 @@ export interface SearchPlanLimits {
   fewHits: number;
 }
 
+/** A page at a cursor with what is needed to tell whether rows lie on the position's other side. */
+export interface CursorPage {
+  rows: ListRow[];
+  /** A live row strictly beyond the position, on the side away from the page. */
+  beyond: boolean;
+  /** The position's own row is live and listed (it lies beyond the page's near edge when the page has rows). */
+  atPosition: boolean;
+}
+
+const other = { below: 'above', above: 'below' } as const;
+
+/** A LATERAL page's rows without the NULL row a LEFT JOIN gives when the page is empty. */
+const pageRows = (rows: unknown[][], width: number): ListRow[] =>
+  rows.filter((r) => r[0] !== null).map((r) => (r.length === width ? r : r.slice(0, width)) as unknown as ListRow);
+const LIST_WIDTH = LIST.split(',').length;
+
 /**
  * The rows of a search, nearest to the position first, in two plans, since PostgreSQL's estimate
  * of an AND of words multiplies their frequencies and so misjudges which plan is cheap (words that
@@ -68,93 +57,127 @@ export interface SearchPlanLimits {
  * fewer than FEW_HITS hits in the whole index goes to the second plan at once: the first would
  * read up to SEARCH_WINDOW documents to find few of them. Either plan alone answers exactly.
  */
-async function searchRows(db: Db, plan: SearchPlanLimits, match: string, f: ListFilter, pos: Position | null, limit: number): Promise<ListRow[]> {
-  const q = tsquery(decodePgSearch(match));
-  const where = listWhere(f, pos);
+async function searchRows(on: Queryable, plan: SearchPlanLimits, match: string, f: ListFilter, pos: Position | null, limit: number): Promise<ListRow[]> {
+  const search = decodePgSearch(match);
   const side = pos?.side ?? 'below';
-  const order = ORDER[side];
+  /** A statement's parameters and its WHERE over the range (filters and side of the position). */
+  const range = () => {
+    const p = new Params();
+    const where = filterWhere(f, p) + (pos ? ` AND ${sideOf(side, keyOf(pos, p))}` : '');
+    return { p, where };
+  };
+  const n = limitOf(limit);
   // One statement for the common case: up to FEW_HITS hits of the whole index, counted, and when
   // fewer (they are all of them) the page read from those. The LATERAL page runs only then; its
   // row of NULLs (no hit in range) or the count alone (too many hits) tells the two apart.
-  const rare = await sql<Record<string, unknown>>`WITH hits AS MATERIALIZED (SELECT f.email_id FROM emails_fts f WHERE f.document @@ ${q} LIMIT ${plan.fewHits}),
-      n AS (SELECT count(*)::int AS hit_count FROM hits)
-    SELECT p.*, n.hit_count FROM n LEFT JOIN LATERAL (
-      SELECT ${LIST} FROM emails e WHERE n.hit_count < ${plan.fewHits} AND ${where} AND e.id IN (SELECT email_id FROM hits) ${order} LIMIT ${limit}
-    ) p ON true ${OUTER_ORDER[side]}`.execute(db);
-  if (Number(rare.rows[0].hit_count) < plan.fewHits) return rare.rows.filter((r) => r.id !== null).map(withoutCount);
-  const everyHit = async () => (await sql<Record<string, unknown>>`WITH hits AS MATERIALIZED (SELECT f.email_id FROM emails_fts f WHERE f.document @@ ${q})
-    SELECT ${LIST} FROM emails e WHERE ${where} AND e.id IN (SELECT email_id FROM hits) ${order} LIMIT ${limit}`.execute(db)).rows.map(tuple<ListRow>);
-  const window = plan.window;
-  // The match is a scalar subquery, not EXISTS, so that it stays a check per row in index order
-  // (which stops at `limit` hits) rather than a join of every hit, which the planner prefers.
-  const walked = await sql<Record<string, unknown>>`SELECT ${LIST} FROM (SELECT ${LIST} FROM emails e WHERE ${where} ${order} LIMIT ${window}) e
-    WHERE (SELECT f.document @@ ${q} FROM emails_fts f WHERE f.email_id = e.id) ${order} LIMIT ${limit}`.execute(db);
-  if (walked.rows.length >= limit) return walked.rows.map(tuple<ListRow>);
-  const inRange = await sql<{ n: number }>`SELECT count(*) AS n FROM (SELECT 1 FROM emails e WHERE ${where} ${order} LIMIT ${window}) x`.execute(db);
-  if (Number(inRange.rows[0].n) < window) return walked.rows.map(tuple<ListRow>);
-  return everyHit();
+  {
+    const { p, where } = range();
+    const few = limitOf(plan.fewHits, 0);
+    const rows = await run(on, `WITH hits AS MATERIALIZED (SELECT f.email_id FROM emails_fts f WHERE f.document @@ ${tsqueryOf(search, p)} LIMIT ${few}),
+        n AS (SELECT count(*)::int AS hit_count FROM hits)
+      SELECT p.*, n.hit_count FROM n LEFT JOIN LATERAL (
+        SELECT ${LIST} FROM emails e WHERE n.hit_count < ${few} AND ${where} AND e.id IN (SELECT email_id FROM hits) ${ORDER[side]} LIMIT ${n}
+      ) p ON true ${OUTER_ORDER[side]}`, p);
+    if (Number(rows[0][LIST_WIDTH]) < plan.fewHits) return pageRows(rows, LIST_WIDTH);
+  }
+  const window = limitOf(plan.window);
+  {
+    // The match is a scalar subquery, not EXISTS, so that it stays a check per row in index order
+    // (which stops at `limit` hits) rather than a join of every hit, which the planner prefers.
+    const { p, where } = range();
+    const walked = await run(on, `SELECT ${LIST} FROM (SELECT ${LIST} FROM emails e WHERE ${where} ${ORDER[side]} LIMIT ${window}) e
+      WHERE (SELECT f.document @@ ${tsqueryOf(search, p)} FROM emails_fts f WHERE f.email_id = e.id) ${ORDER[side]} LIMIT ${n}`, p);
+    if (walked.length >= limit) return walked as unknown as ListRow[];
+    const counted = range();
+    const inRange = await run(on, `SELECT count(*) FROM (SELECT 1 FROM emails e WHERE ${counted.where} ${ORDER[side]} LIMIT ${window}) x`, counted.p);
+    if (Number(inRange[0][0]) < plan.window) return walked as unknown as ListRow[];
+  }
+  const { p, where } = range();
+  return (await run(on, `WITH hits AS MATERIALIZED (SELECT f.email_id FROM emails_fts f WHERE f.document @@ ${tsqueryOf(search, p)})
+    SELECT ${LIST} FROM emails e WHERE ${where} AND e.id IN (SELECT email_id FROM hits) ${ORDER[side]} LIMIT ${n}`, p)) as unknown as ListRow[];
 }
 
-/** The order of a LATERAL page's rows kept in the statement around it. */
-const OUTER_ORDER = {
-  below: sql`ORDER BY p.received_at DESC, p.id DESC`,
-  above: sql`ORDER BY p.received_at ASC, p.id ASC`,
-};
-
-/** A list row of the combined search statement, without its trailing hit count. */
-function withoutCount(row: Record<string, unknown>): ListRow {
-  const values = Object.values(row);
-  values.pop();
-  return values as unknown as ListRow;
-}
-
-/** The hot reads over `db` (the pool, or the read transaction of `snapshot`). */
-function readsOn(db: Db, plan: SearchPlanLimits) {
+/** The hot reads over `on` (the pool, or the connection of a read transaction of `snapshot`). */
+function readsOn(on: Queryable, plan: SearchPlanLimits) {
   return {
-    async listPage(f: ListFilter, pos: Position | null, limit: number): Promise<ListRow[]> {
-      const r = await sql<Record<string, unknown>>`SELECT ${LIST} FROM emails e WHERE ${listWhere(f, pos)} ${ORDER[pos?.side ?? 'below']} LIMIT ${limit}`.execute(db);
-      return r.rows.map(tuple<ListRow>);
+    /** The newest rows of the list (the first page), up to `limit`. */
+    async firstPage(f: ListFilter, limit: number): Promise<ListRow[]> {
+      const p = new Params();
+      return (await run(on, `SELECT ${LIST} FROM emails e WHERE ${filterWhere(f, p)} ${ORDER.below} LIMIT ${limitOf(limit)}`, p)) as unknown as ListRow[];
     },
-    async anyBeyond(f: ListFilter, pos: Position): Promise<boolean> {
-      // Ordered from the position outwards: unordered, the planner takes a sequential scan from the
-      // oldest rows, which reads the whole table before it finds a row newer than a deep position.
-      const r = await sql`SELECT 1 FROM emails e WHERE ${listWhere(f, pos)} ${ORDER[pos.side]} LIMIT 1`.execute(db);
-      return r.rows.length > 0;
+    /**
+     * Up to `limit` rows on `pos`'s side, nearest first, and, in the same statement (one snapshot),
+     * whether rows lie on its other side: the position's own row, and any strictly beyond it.
+     * The page is prepared once per connection and then runs PostgreSQL's generic plan. The probe
+     * beyond is a scalar subquery ordered from the position outwards, not EXISTS: PostgreSQL drops
+     * an EXISTS' ORDER BY, and the generic plan then took a sequential scan from the oldest rows,
+     * reading most of the table before it found a row newer than a deep position (2.9 ms a page).
+     */
+    async cursorPage(f: ListFilter, pos: Position, limit: number): Promise<CursorPage> {
+      const p = new Params();
+      const where = filterWhere(f, p);
+      const k = keyOf(pos, p);
+      const back = other[pos.side];
+      const rows = await run(on, `SELECT p.*, b.beyond, b.at FROM (SELECT
+          (SELECT true FROM emails e WHERE ${where} AND ${sideOf(back, k)} ${ORDER[back]} LIMIT 1) AS beyond,
+          EXISTS (SELECT 1 FROM emails e WHERE ${where} AND e.id = ${k.id}::bigint AND e.received_at = ${k.at}::bigint) AS at
+        ) b LEFT JOIN LATERAL (
+          SELECT ${LIST} FROM emails e WHERE ${where} AND ${sideOf(pos.side, k)} ${ORDER[pos.side]} LIMIT ${limitOf(limit)}
+        ) p ON true ${OUTER_ORDER[pos.side]}`, p);
+      return { rows: pageRows(rows, LIST_WIDTH), beyond: rows[0][LIST_WIDTH] === true, atPosition: rows[0][LIST_WIDTH + 1] === true };
     },
     /** One page of search hits nearest to `pos` (or the newest), as list rows. */
-    searchPage: (match: string, f: ListFilter, pos: Position | null, limit: number) => searchRows(db, plan, match, f, pos, limit),
-    searchAnyBeyond: async (match: string, f: ListFilter, pos: Position) => (await searchRows(db, plan, match, f, pos, 1)).length > 0,
+    searchPage: (match: string, f: ListFilter, pos: Position | null, limit: number) => searchRows(on, plan, match, f, pos, limit),
+    searchAnyBeyond: async (match: string, f: ListFilter, pos: Position) => (await searchRows(on, plan, match, f, pos, 1)).length > 0,
     async get(tenantId: number, id: number): Promise<EmailRow | undefined> {
-      const r = await sql<Record<string, unknown>>`SELECT ${LIST}, e.message_id, e.updated_seq, c.cc, c.bcc, c.headers, c.auth, c.body_text, c.body_html, c.inbound_id, e.flags
-        FROM emails e JOIN email_contents c ON c.email_id = e.id WHERE e.id = ${id}::bigint AND e.tenant_id = ${tenantId}::bigint AND e.deleted_at IS NULL`.execute(db);
-      return r.rows.length ? tuple<EmailRow>(r.rows[0]) : undefined;
+      const p = new Params();
+      const rows = await run(on, `SELECT ${LIST}, e.message_id, e.updated_seq, c.cc, c.bcc, c.headers, c.auth, c.body_text, c.body_html, c.inbound_id, e.flags
+        FROM emails e JOIN email_contents c ON c.email_id = e.id WHERE e.id = ${p.add(id)}::bigint AND e.tenant_id = ${p.add(tenantId)}::bigint AND e.deleted_at IS NULL`, p);
+      return rows.length ? rows[0] as unknown as EmailRow : undefined;
     },
     async attachmentsOf(emailId: number): Promise<AttachmentRow[]> {
-      const r = await sql<AttachmentRow>`SELECT id, filename, content_type, size, content_id, disposition, sha256 FROM attachments WHERE email_id = ${emailId}::bigint ORDER BY id`.execute(db);
-      return r.rows;
+      const p = new Params();
+      const rows = await run(on, `SELECT id, filename, content_type, size, content_id, disposition, sha256 FROM attachments WHERE email_id = ${p.add(emailId)}::bigint ORDER BY id`, p);
+      return rows.map(([id, filename, content_type, size, content_id, disposition, sha256]) => ({ id, filename, content_type, size, content_id, disposition, sha256 }) as AttachmentRow);
     },
     async syncPage(tenantId: number, from: { atLeast: number } | { above: number }, limit: number, mailboxId?: number): Promise<SyncRow[]> {
-      const marker = 'above' in from ? sql`e.updated_seq > ${from.above}::bigint` : sql`e.updated_seq >= ${from.atLeast}::bigint`;
-      const box = mailboxId === undefined ? sql`` : sql`AND e.mailbox_id = ${mailboxId}::bigint`;
-      const r = await sql<Record<string, unknown>>`SELECT ${LIST}, e.deleted_at, e.updated_seq FROM emails e
-        WHERE e.tenant_id = ${tenantId}::bigint AND ${marker} ${box} ORDER BY e.updated_seq LIMIT ${limit}`.execute(db);
-      return r.rows.map(tuple<SyncRow>);
+      const p = new Params();
+      const marker = 'above' in from ? `e.updated_seq > ${p.add(from.above)}::bigint` : `e.updated_seq >= ${p.add(from.atLeast)}::bigint`;
+      const box = mailboxId === undefined ? '' : `AND e.mailbox_id = ${p.add(mailboxId)}::bigint`;
+      return (await run(on, `SELECT ${LIST}, e.deleted_at, e.updated_seq FROM emails e
+        WHERE e.tenant_id = ${p.add(tenantId)}::bigint AND ${marker} ${box} ORDER BY e.updated_seq LIMIT ${limitOf(limit)}`, p)) as unknown as SyncRow[];
     },
   };
 }
 export type PgEmailReads = ReturnType<typeof readsOn>;
 
-/** The hot reads on PostgreSQL; `plan` is SEARCH_WINDOW and FEW_HITS unless a test needs every search plan on little mail. */
-export function createPgEmailReads(root: Db, plan: SearchPlanLimits = { window: SEARCH_WINDOW, fewHits: FEW_HITS }) {
+/** The hot reads on PostgreSQL's `pool`; `plan` is SEARCH_WINDOW and FEW_HITS unless a test needs every search plan on little mail. */
+export function createPgPoolReads(pool: pg.Pool, plan: SearchPlanLimits = { window: SEARCH_WINDOW, fewHits: FEW_HITS }) {
   return {
-    ...readsOn(root, plan),
+    ...readsOn(pool, plan),
     /**
-     * Runs `fn` in one read-only REPEATABLE READ transaction: every statement of a request sees
-     * the same snapshot, as a SQLite read transaction gives (a page and the question whether rows
-     * lie beyond it must agree).
+     * Runs `fn` in one read-only REPEATABLE READ transaction on one connection: every statement of
+     * a request sees the same snapshot, as a SQLite read transaction gives (a page and the
+     * question whether rows lie beyond it must agree).
      */
-    snapshot: <T>(fn: (reads: PgEmailReads) => Promise<T>): Promise<T> =>
-      root.transaction().setIsolationLevel('repeatable read').setAccessMode('read only').execute((trx) => fn(readsOn(trx, plan))),
+    async snapshot<T>(fn: (reads: PgEmailReads) => Promise<T>): Promise<T> {
+      const client = await pool.connect();
+      let broken: Error | undefined;
+      try {
+        await client.query('BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY');
+        const out = await fn(readsOn(client, plan));
+        await client.query('COMMIT');
+        return out;
+      } catch (err) {
+        await client.query('ROLLBACK').catch((e: Error) => { broken = e; });
+        throw err;
+      } finally {
+        client.release(broken); // a connection that could not roll back is closed, not reused
+      }
+    },
   };
 }
-export type PgEmailReadsRoot = ReturnType<typeof createPgEmailReads>;
+export type PgEmailReadsRoot = ReturnType<typeof createPgPoolReads>;
+
+/** The hot reads on the pool under `db`, a handle opened by openPostgresDatabase. */
+export const createPgEmailReads = (db: Db, plan?: SearchPlanLimits): PgEmailReadsRoot => createPgPoolReads(pgPoolOf(db).pool, plan);

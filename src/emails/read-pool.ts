@@ -11,6 +11,14 @@ export interface ReaderThreadOptions {
   file: string;
 }
 
+/** What a PostgreSQL reader thread is started with (pg-read-worker.ts). */
+export interface PgReaderThreadOptions {
+  /** MAILSTEAD_DATABASE_URL. */
+  url: string;
+  /** Connections of the thread's own pool. */
+  connections: number;
+}
+
 /** One job for a reader thread. */
 export interface ReadRequest {
   id: number;
@@ -31,7 +39,7 @@ export type ReaderMessage = { ready: true } | ReadReply[];
 
 interface Pending {
   job: ReadJob;
-  resolve(body: string | null): void;
+  resolve(body: string | null | PromiseLike<string | null>): void;
   reject(err: Error): void;
 }
 
@@ -90,12 +98,12 @@ const RETRY_MS = 10_000;
  * after `idleMs` without work, and never keep the process alive.
  */
 export function createReadPool(opts: {
-  file: string; threads: number; idleMs?: number; inline: (job: ReadJob) => string | null; onError?: (err: Error) => void;
+  threads: number; idleMs?: number; inline: (job: ReadJob) => string | null | Promise<string | null>; onError?: (err: Error) => void;
   /** Reads per second above which threads start (READ_THREADS_START_RATE unless told). */
   startRate?: number;
-}) {
-  const entry = threadEntry(import.meta.url, 'read-worker');
-  const workerData: ReaderThreadOptions = { file: opts.file };
+} & ({ file: string } | { postgres: PgReaderThreadOptions })) {
+  const entry = threadEntry(import.meta.url, 'file' in opts ? 'read-worker' : 'pg-read-worker');
+  const workerData: ReaderThreadOptions | PgReaderThreadOptions = 'file' in opts ? { file: opts.file } : opts.postgres;
   const idleMs = opts.idleMs ?? 30_000;
   let slots: Slot[] = [];
   let seq = 0;
@@ -127,7 +135,7 @@ export function createReadPool(opts: {
     void slot.worker.terminate();
     for (const p of jobs) {
       try {
-        p.resolve(opts.inline(p.job));
+        p.resolve(opts.inline(p.job)); // a promise (PostgreSQL's reads) settles the job when it does
       } catch (e) {
         p.reject(e as Error);
       }

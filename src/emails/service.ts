@@ -1,6 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { dialectOf } from '../db/dialect.js';
+import { pgPoolOf } from '../db/postgres.js';
 import { databaseFileOf, onDestroy, readerOf } from '../db/reader.js';
 import { notFound } from '../errors.js';
 import type { MailChanges } from './changes.js';
@@ -64,10 +65,18 @@ const syncQuery = (tenantId: number, r: SyncRequest): SyncQuery => ({
 });
 
 /**
+ * Connections of each PostgreSQL reader thread's pool: with two threads, six statements in flight
+ * keep two cores busy (a read waits on the server well under a millisecond), and a node adds only
+ * these to its pool's ten, so a few nodes stay inside PostgreSQL's default of 100 connections.
+ */
+const PG_READER_CONNECTIONS = 3;
+
+/**
  * Reading, marking and deleting stored mail, and sync. On SQLite reads run as prepared statements
- * on a read-only connection of their own (src/db/reader.ts) and, in the built server, in reader
- * threads (read-pool.ts); on PostgreSQL as queries on the pool (pg-reads.ts). Either way they
- * answer with the JSON text of the response body (reading.ts).
+ * on a read-only connection of their own (src/db/reader.ts); on PostgreSQL as prepared statements
+ * on the pool (pg-reads.ts). In the built server either runs in reader threads (read-pool.ts), on
+ * PostgreSQL each with a pool of its own. Either way they answer with the JSON text of the
+ * response body (reading.ts).
  */
 export function createEmailService({ db, store, markers, events, clock, changes, readThreads = defaultReadThreads() }: {
   db: Db; store: EmailStore; markers: Markers; events: EventRecorder; clock: Clock; readThreads?: number;
@@ -75,8 +84,13 @@ export function createEmailService({ db, store, markers, events, clock, changes,
   changes?: MailChanges;
 }) {
   const postgres = dialectOf(db) === 'postgres';
-  // On PostgreSQL the reads run on the pool, asynchronously (pg-reads.ts); the rest is SQLite's.
+  // On PostgreSQL the reads run asynchronously (pg-reads.ts), in reader threads with pools of
+  // their own when those run, else on the pool here; the rest is SQLite's.
   const pgReads: PgEmailReadsRoot | null = postgres ? createPgEmailReads(db) : null;
+  const pgPool: ReadPool | null = pgReads && readThreads > 0
+    ? createReadPool({ postgres: { url: pgPoolOf(db).url, connections: PG_READER_CONNECTIONS }, threads: readThreads, inline: (job) => runPgReadJob(pgReads, job) })
+    : null;
+  if (pgPool) onDestroy(db, () => pgPool.close());
   let reads: EmailReads | null = null;
   let pool: ReadPool | null = null;
   let starting: Promise<EmailReads> | null = null;
@@ -115,7 +129,7 @@ export function createEmailService({ db, store, markers, events, clock, changes,
 
   /** A read job's body: from a reader thread when one is free, else run here. */
   async function body(job: ReadJob): Promise<string | null> {
-    if (pgReads) return runPgReadJob(pgReads, job);
+    if (pgReads) return (pgPool ? pgPool.run(job) : null) ?? runPgReadJob(pgReads, job);
     const r = reads ?? await ready();
     return (pool ? pool.run(job) : null) ?? runReadJob(r, job);
   }

@@ -15,6 +15,7 @@ import * as m013 from './013_pg_mail.js';
 import * as m014 from './014_pg_directory_notify.js';
 import * as m015 from './015_pg_lz4_contents.js';
 import * as m016 from './016_install_secret.js';
+import * as m017 from './017_pg_keys_notify.js';
 
 /**
  * Every migration, by name; names sort in the order they run. A capability adds its own numbered
@@ -37,4 +38,5 @@ export const migrations: Record<string, Migration> = {
   '014_pg_directory_notify': m014,
   '015_pg_lz4_contents': m015,
   '016_install_secret': m016,
+  '017_pg_keys_notify': m017,
 };
