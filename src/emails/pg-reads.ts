@@ -63,20 +63,24 @@ async function searchRows(on: Queryable, plan: SearchPlanLimits, match: string, 
   /** A statement's parameters and its WHERE over the range (filters and side of the position). */
   const range = () => {
     const p = new Params();
-    const where = filterWhere(f, p) + (pos ? ` AND ${sideOf(side, keyOf(pos, p))}` : '');
-    return { p, where };
+    const k = pos ? keyOf(pos, p) : null;
+    const where = filterWhere(f, p) + (k ? ` AND ${sideOf(side, k)}` : '');
+    // The same side for the hits themselves, by their documents' received_at (hitsInOrder).
+    const hitsSide = k ? `WHERE ${sideOf(side, k, false, { at: 'received_at', id: 'email_id' })}` : '';
+    return { p, where, hitsSide };
   };
   const n = limitOf(limit);
   // One statement for the common case: up to FEW_HITS hits of the whole index, counted, and when
   // fewer (they are all of them) the page read from those. The LATERAL page runs only then; its
   // row of NULLs (no hit in range) or the count alone (too many hits) tells the two apart.
   {
-    const { p, where } = range();
+    const { p, where, hitsSide } = range();
     const few = limitOf(plan.fewHits, 0);
-    const rows = await run(on, `WITH hits AS MATERIALIZED (SELECT f.email_id FROM emails_fts f WHERE f.document @@ ${tsqueryOf(search, p)} LIMIT ${few}),
+    const rows = await run(on, `WITH hits AS MATERIALIZED (SELECT f.email_id, f.received_at FROM emails_fts f WHERE f.document @@ ${tsqueryOf(search, p)} LIMIT ${few}),
         n AS (SELECT count(*)::int AS hit_count FROM hits)
       SELECT p.*, n.hit_count FROM n LEFT JOIN LATERAL (
-        SELECT ${LIST} FROM emails e WHERE n.hit_count < ${few} AND ${where} AND e.id IN (SELECT email_id FROM hits) ${ORDER[side]} LIMIT ${n}
+        SELECT ${LIST} FROM ${hitsInOrder(side, hitsSide)} JOIN emails e ON e.id = h.email_id
+        WHERE n.hit_count < ${few} AND ${where} ${HITS_ORDER[side]} LIMIT ${n}
       ) p ON true ${OUTER_ORDER[side]}`, p);
     if (Number(rows[0][LIST_WIDTH]) < plan.fewHits) return pageRows(rows, LIST_WIDTH);
   }
@@ -92,10 +96,26 @@ async function searchRows(on: Queryable, plan: SearchPlanLimits, match: string, 
     const inRange = await run(on, `SELECT count(*) FROM (SELECT 1 FROM emails e WHERE ${counted.where} ${ORDER[side]} LIMIT ${window}) x`, counted.p);
     if (Number(inRange[0][0]) < plan.window) return walked as unknown as ListRow[];
   }
-  const { p, where } = range();
-  return (await run(on, `WITH hits AS MATERIALIZED (SELECT f.email_id FROM emails_fts f WHERE f.document @@ ${tsqueryOf(search, p)})
-    SELECT ${LIST} FROM emails e WHERE ${where} AND e.id IN (SELECT email_id FROM hits) ${ORDER[side]} LIMIT ${n}`, p)) as unknown as ListRow[];
+  const { p, where, hitsSide } = range();
+  return (await run(on, `WITH hits AS MATERIALIZED (SELECT f.email_id, f.received_at FROM emails_fts f WHERE f.document @@ ${tsqueryOf(search, p)})
+    SELECT ${LIST} FROM ${hitsInOrder(side, hitsSide)} JOIN emails e ON e.id = h.email_id WHERE ${where} ${HITS_ORDER[side]} LIMIT ${n}`, p)) as unknown as ListRow[];
 }
+
+/**
+ * The `hits` of a search statement as `h` (those on the position's side: `where`), in the page's
+ * order, by the received_at each search document carries (migration 018): the emails rows are then
+ * read in that order until the page is full (a nested loop under the LIMIT), one lookup per row
+ * of the page rather than one per hit with a sort after. OFFSET 0 keeps the sorted subquery
+ * whole: pulled up into the join, the planner joined every hit first.
+ */
+const hitsInOrder = (side: 'below' | 'above', where: string) =>
+  `(SELECT email_id, received_at FROM hits ${where} ${side === 'below' ? 'ORDER BY received_at DESC, email_id DESC' : 'ORDER BY received_at ASC, email_id ASC'} OFFSET 0) h`;
+
+/** The order of `h`'s rows, kept by the statement around the join. */
+const HITS_ORDER = {
+  below: 'ORDER BY h.received_at DESC, h.email_id DESC',
+  above: 'ORDER BY h.received_at ASC, h.email_id ASC',
+};
 
 /** The hot reads over `on` (the pool, or the connection of a read transaction of `snapshot`). */
 function readsOn(on: Queryable, plan: SearchPlanLimits) {

@@ -42,11 +42,11 @@ export const keyOf = (pos: Position, p: Params): Key => ({ at: p.add(pos.receive
  * Rows on one side of a key: a plain range on received_at (an index range) plus the tie-break on
  * id; `orEqual` takes the key's own row too.
  */
-export function sideOf(side: 'below' | 'above', k: Key, orEqual = false): string {
+export function sideOf(side: 'below' | 'above', k: Key, orEqual = false, columns = { at: 'e.received_at', id: 'e.id' }): string {
   const at = `${k.at}::bigint`;
   const id = `${k.id}::bigint`;
   const [cmp, op] = side === 'below' ? ['<=', '<'] : ['>=', '>'];
-  return `e.received_at ${cmp} ${at} AND (e.received_at ${op} ${at} OR e.id ${op}${orEqual ? '=' : ''} ${id})`;
+  return `${columns.at} ${cmp} ${at} AND (${columns.at} ${op} ${at} OR ${columns.id} ${op}${orEqual ? '=' : ''} ${id})`;
 }
 
 /** Index order from a position outwards: newest first below it, oldest first above it. */

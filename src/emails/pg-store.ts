@@ -55,15 +55,17 @@ export const pgStore = {
    * Search documents (pg-search.ts): one tsvector per email of the four fields FTS5 indexes on
    * SQLite, each folded as queries are and weighted by field (subject A, body B, sender address
    * C, sender name D) so that IMAP's SEARCH BODY can keep to the body; one statement for the batch.
+   * Each carries its email's received_at (migration 018), read from the email row stored before it.
    */
   async indexFts(db: Db, rows: EmailsFtsTable[]): Promise<void> {
     if (rows.length === 0) return;
     const col = (f: (r: EmailsFtsTable) => string) => rows.map((r) => foldSearchText(f(r)));
-    await sql`INSERT INTO emails_fts (email_id, document)
-      SELECT t.id, setweight(to_tsvector('simple', t.subject), 'A') || setweight(to_tsvector('simple', t.body), 'B')
+    await sql`INSERT INTO emails_fts (email_id, received_at, document)
+      SELECT t.id, e.received_at, setweight(to_tsvector('simple', t.subject), 'A') || setweight(to_tsvector('simple', t.body), 'B')
         || setweight(to_tsvector('simple', t.from_email), 'C') || setweight(to_tsvector('simple', t.from_name), 'D')
       FROM unnest(${rows.map((r) => r.rowid)}::bigint[], ${col((r) => r.subject)}::text[], ${col((r) => r.body)}::text[],
         ${col((r) => r.from_email)}::text[], ${col((r) => r.from_name)}::text[]) AS t(id, subject, body, from_email, from_name)
+        JOIN emails e ON e.id = t.id
       ON CONFLICT (email_id) DO UPDATE SET document = excluded.document`.execute(db);
   },
 

@@ -16,6 +16,7 @@ import * as m014 from './014_pg_directory_notify.js';
 import * as m015 from './015_pg_lz4_contents.js';
 import * as m016 from './016_install_secret.js';
 import * as m017 from './017_pg_keys_notify.js';
+import * as m018 from './018_pg_fts_received.js';
 
 /**
  * Every migration, by name; names sort in the order they run. A capability adds its own numbered
@@ -39,4 +40,5 @@ export const migrations: Record<string, Migration> = {
   '015_pg_lz4_contents': m015,
   '016_install_secret': m016,
   '017_pg_keys_notify': m017,
+  '018_pg_fts_received': m018,
 };
