@@ -10,7 +10,8 @@ test('SMTP mail waits out the in-flow delay before its journal append, so its 25
   const journal = createJournal({ dir: `${dir}/journal`, logger: createLogger('silent') });
   await journal.open(null);
   let journaled = 0;
-  let delay = 150;
+  // Long enough that an append (an O_DSYNC write, slow on a loaded host) never passes for the delay.
+  let delay = 1000;
   // Only the SMTP path runs here: no group commit of API mail, no database, no storage thread.
   const unused = null as never;
   const acceptor = createAcceptor({
@@ -24,17 +25,17 @@ test('SMTP mail waits out the in-flow delay before its journal append, so its 25
   };
   const started = performance.now();
   const accepted = acceptor.acceptRaw(delivery);
-  await new Promise((r) => setTimeout(r, 60));
+  await new Promise((r) => setTimeout(r, 200));
   t.is(journal.pending, 0, 'nothing is journaled while the sender is held back');
   await accepted;
-  t.true(performance.now() - started >= 145, 'resolved only after the delay');
+  t.true(performance.now() - started >= 995, 'resolved only after the delay');
   t.is(journal.pending, 1);
   t.is(journaled, 1);
   // No backlog, no delay.
   delay = 0;
   const again = performance.now();
   await acceptor.acceptRaw(delivery);
-  t.true(performance.now() - again < 145);
+  t.true(performance.now() - again < 995, 'not held back');
   t.is(journal.pending, 2);
   await journal.close();
 });
