@@ -5,7 +5,7 @@ import type { Copy, Created, EmailWriter } from '../emails/writer.js';
 import { submissionStore } from '../submission/store.js';
 import type { FiledCopy } from './types.js';
 import type { EmailEvent, EventRecorder } from '../webhooks/events.js';
-import type { StoredMessage, Target } from './message.js';
+import type { Envelope, StoredMessage, Target } from './message.js';
 import { messageKey, type IngestStore, type MessageKey } from './store.js';
 import type { InboundTable } from './tables.js';
 import { decodeMessage, type EncodedMessage } from './encoded-message.js';
@@ -161,6 +161,24 @@ async function copyRawTail(trx: Db, emailId: number, inboundId: number, skip: nu
 }
 
 /**
+ * A submission's external recipients carried by a record that could not be parsed: they were
+ * acknowledged, and sending needs no parse, so they are queued all the same (naming no copy).
+ */
+async function queueExternalOfFailed(trx: Db, store: IngestStore, id: number, now: number): Promise<number> {
+  const [row] = await store.load(trx, [id]);
+  if (!row || row.kind !== 'smtp') return 0;
+  let queued = 0;
+  for (const t of JSON.parse(row.targets) as Target[]) {
+    if (!t.external) continue;
+    const { mailFrom } = JSON.parse(row.message) as Envelope;
+    queued += await queueExternalOfRecord(trx, {
+      inboundId: id, tenantId: t.tenantId, mailFrom: mailFrom ?? '', recipients: t.external.recipients, skip: t.external.skip, emailId: null,
+    }, now);
+  }
+  return queued;
+}
+
+/**
  * The batch transaction: a copy per destination mailbox with its index entries, quota usage of
  * SMTP mail, `email.received` events, outbound forward items, rows marked done (or removed when nothing needs
  * them) and failures noted.
@@ -259,8 +277,12 @@ export async function storeBatch(
   }
   await store.finish(trx, done);
   for (const f of input.failed) {
-    if (f.final) await store.fail(trx, f.id, f.error, now);
-    else await store.bumpAttempts(trx, f.id, f.error);
+    if (f.final) {
+      submitted += await queueExternalOfFailed(trx, store, f.id, now);
+      await store.fail(trx, f.id, f.error, now);
+    } else {
+      await store.bumpAttempts(trx, f.id, f.error);
+    }
   }
   return { unlink, stored: created.length, forwarded: forwards.length + submitted, mailboxIds: [...new Set(created.map((c) => c.mailboxId))] };
 }

@@ -16,7 +16,7 @@ const FRIEND = `friend@${DOMAIN}`;
 
 /** The implicit-TLS submission port the server logged. */
 async function submissionsPort(server: ServerProcess): Promise<number> {
-  return waitFor(() => Number(/"submissions_port":(\d+)/.exec(server.output())?.[1]) || undefined, 'submissions_port logged', 10_000);
+  return (await waitFor(() => Number(/"submissions_port":(\d+)/.exec(server.output())?.[1]) || undefined, 'submissions_port logged', 10_000))!;
 }
 
 /**
@@ -144,11 +144,11 @@ test('SIGKILL after 250s of external submissions: after a restart each arrives a
   // Every acknowledged message's Sent copy (and the odd ones' INBOX copy) is stored once, and its queue item names it.
   const db = new Database(databaseFile(dataDir), { readonly: true, fileMustExist: true });
   t.teardown(() => db.close());
-  const rows = await waitFor(() => {
+  const rows = (await waitFor(() => {
     const r = db.prepare(`SELECT e.id, m.address, e.folder, e.subject FROM emails e JOIN mailboxes m ON m.id = e.mailbox_id WHERE e.subject LIKE 'ext %'`).all() as Array<{ id: number; address: string; folder: string; subject: string }>;
     const sent = new Set(r.filter((x) => x.folder === 'Sent').map((x) => x.subject));
     return [...acked].every((n) => sent.has(`ext ${n}`)) ? r : undefined;
-  }, 'every Sent copy stored', 60_000);
+  }, 'every Sent copy stored', 60_000))!;
   const copies = (address: string, folder: string) => {
     const seen = new Map<number, number>();
     for (const r of rows.filter((x) => x.address === address && x.folder === folder)) {
@@ -168,7 +168,7 @@ test('SIGKILL after 250s of external submissions: after a restart each arrives a
   const items = db.prepare(`SELECT rcpt_to, email_id, status FROM outbound WHERE kind = 'submission'`).all() as Array<{ rcpt_to: string; email_id: number | null; status: string }>;
   for (const i of items) {
     const n = numberOf(i.rcpt_to);
-    t.is(i.email_id, sentIds.get(`ext ${n}`), `message ${n}'s item names its Sent copy`);
+    t.is(i.email_id, sentIds.get(`ext ${n}`) ?? -1, `message ${n}'s item names its Sent copy`);
   }
   t.is(items.length, atRemote.size, 'one item per message');
   t.log(`${acked.size} acknowledged, ${atRemote.size} at the remote, ${sent.size} in Sent, ${attempted} attempted`);

@@ -86,10 +86,10 @@ test('concurrent sends of one mailbox never pass the daily limit together: the c
   const accepted = answers.filter((a) => a.status === 200).length + sent.filter((s) => s.ok && s.info.accepted.length === 2).length;
   const partial = sent.filter((s) => s.ok && s.info.accepted.length === 1).length;
   // The items are queued as each message's journal record is stored, soon after its answer.
-  const queued = await waitFor(async () => {
+  const queued = (await waitFor(async () => {
     const rows = await app.app.db.selectFrom('outbound').select('rcpt_to').where('kind', '=', 'submission').execute();
     return rows.length >= accepted * 2 + partial ? rows : undefined;
-  }, 'every accepted recipient queued', 30_000);
+  }, 'every accepted recipient queued', 30_000))!;
   t.true(queued.length <= 5, `${queued.length} recipients queued against a limit of 5`);
   t.is(queued.length, accepted * 2 + partial);
   t.true(accepted >= 2, 'two messages of two fit');
