@@ -52,7 +52,10 @@ const KEY_REUSE_MS = 5_000;
  * (commit.ts queueExternalOfRecord). So a message waits for one journal write, no database commit,
  * before the client hears 250 or 200, and nothing parses it on this thread. Only a message too
  * large to live in its record, or one with neither a Sent copy nor a hosted recipient, has its
- * items committed first, in group commits of the storage thread (commitSubmissions).
+ * items committed first, in group commits of the storage thread (commitSubmissions). PostgreSQL
+ * takes the same shape: the record is a queue row of pg-accept's group commit (one commit before
+ * the 250), stored by pg-worker through the same storeBatch, which queues the items; its two-step
+ * path is PostgreSQL's commitSubmissions, in one transaction of the pool.
  */
 export function createSubmissionPath(core: Core, deps: {
   ingest: Ingest;
