@@ -115,6 +115,7 @@ export default {
     'test/submission/crash.test.ts',
     'test/submission/delivery.test.ts',
     'test/submission/limits.test.ts',
+    'test/submission/record-paths.test.ts',
     'test/submission/lockout.test.ts',
     'test/submission/login.test.ts',
     'test/submission/ports.test.ts',

@@ -17,6 +17,7 @@
  * Prints one JSON line.
  *
  * Usage: node --import tsx scripts/bench/submission.ts [--seconds=10] [--warmup=2] [--sessions=10] [--login-seconds=5] [--main=FILE]
+ *   [--phases=hosted,external,login] (fewer phases: a profile of one, with BENCH_NODE_ARGS="--cpu-prof")
  * Bounded: every phase has its duration and every wait a deadline.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -32,7 +33,8 @@ import { startMxDns } from './mx-dns.js';
 import { LeanSmtpClient } from './smtp-client.js';
 import { benchApi } from './bench-api.js';
 
-const { values } = parseArgs({ options: { seconds: { type: 'string' }, warmup: { type: 'string' }, sessions: { type: 'string' }, 'login-seconds': { type: 'string' }, main: { type: 'string' } } });
+const { values } = parseArgs({ options: { seconds: { type: 'string' }, warmup: { type: 'string' }, sessions: { type: 'string' }, 'login-seconds': { type: 'string' }, main: { type: 'string' }, phases: { type: 'string' } } });
+const PHASES = new Set((values.phases ?? 'hosted,external,login').split(','));
 const SECONDS = Number(values.seconds ?? 10);
 const WARMUP = Number(values.warmup ?? 2);
 const SESSIONS = Number(values.sessions ?? 10);
@@ -222,9 +224,9 @@ async function mailstead(sink: Sink, dns: string) {
     }
     db = new Database(databaseFile(dataDir), { readonly: true, fileMustExist: true });
     const cpu = () => processCpuMs(child.pid!)?.total ?? null;
-    const hostedResult = await hosted(ports.submissions, db, cpu);
-    const externalResult = await external(ports.submissions, sink, cpu);
-    const loginResult = await logins(ports.submissions);
+    const hostedResult = PHASES.has('hosted') ? await hosted(ports.submissions, db, cpu) : null;
+    const externalResult = PHASES.has('external') ? await external(ports.submissions, sink, cpu) : null;
+    const loginResult = PHASES.has('login') ? await logins(ports.submissions) : null;
     return { server: args.join(' '), hosted: hostedResult, external: externalResult, login: loginResult };
   } finally {
     db?.close();

@@ -58,7 +58,7 @@ export function createAcceptor(deps: {
      * their own, which the record names); the worker moves the record into the queue.
      */
     async acceptRaw(delivery: RawDelivery): Promise<void> {
-      const { raw: source, recipients, filed, ...rest } = delivery;
+      const { raw: source, recipients, filed, external, ...rest } = delivery;
       const envelope: Envelope = { ...rest, recipients: recipients.map((r) => r.address) };
       let raw: Buffer[] | null = null;
       let rawPath: string | null = null;
@@ -73,7 +73,7 @@ export function createAcceptor(deps: {
       if (delay > 0) await new Promise((r) => setTimeout(r, delay));
       try {
         await deps.journal.append({
-          envelopeJson: JSON.stringify(envelope), targetsJson: JSON.stringify(smtpTargets(recipients, filed)), size: delivery.size, rawPath, acceptedAt: deps.now(),
+          envelopeJson: JSON.stringify(envelope), targetsJson: JSON.stringify(smtpTargets(recipients, filed, external)), size: delivery.size, rawPath, acceptedAt: deps.now(),
         }, raw);
       } catch (err) {
         if (rawPath) await blobs.remove(blobs.rawFile(rawPath));

@@ -5,11 +5,12 @@ import type { Copy, Created, EmailWriter } from '../emails/writer.js';
 import { submissionStore } from '../submission/store.js';
 import type { FiledCopy } from './types.js';
 import type { EmailEvent, EventRecorder } from '../webhooks/events.js';
-import type { StoredMessage, Target } from './message.js';
+import type { Envelope, StoredMessage, Target } from './message.js';
 import { messageKey, type IngestStore, type MessageKey } from './store.js';
 import type { InboundTable } from './tables.js';
 import { decodeMessage, type EncodedMessage } from './encoded-message.js';
 import { forwardRows } from '../outbound/rows.js';
+import { queueExternalOfRecord } from '../submission/commit.js';
 
 const MB = 1024 * 1024;
 
@@ -103,7 +104,7 @@ export interface StoreInput {
 export interface StoreResult {
   unlink: string[];
   stored: number;
-  /** Outbound forward items queued in the same transaction. */
+  /** Outbound items queued in the same transaction: forwards, and submissions' external recipients. */
   forwarded: number;
   /** The mailboxes that got mail (their idling IMAP sessions are woken). */
   mailboxIds: number[];
@@ -160,6 +161,24 @@ async function copyRawTail(trx: Db, emailId: number, inboundId: number, skip: nu
 }
 
 /**
+ * A submission's external recipients carried by a record that could not be parsed: they were
+ * acknowledged, and sending needs no parse, so they are queued all the same (naming no copy).
+ */
+async function queueExternalOfFailed(trx: Db, store: IngestStore, id: number, now: number): Promise<number> {
+  const [row] = await store.load(trx, [id]);
+  if (!row || row.kind !== 'smtp') return 0;
+  let queued = 0;
+  for (const t of JSON.parse(row.targets) as Target[]) {
+    if (!t.external) continue;
+    const { mailFrom } = JSON.parse(row.message) as Envelope;
+    queued += await queueExternalOfRecord(trx, {
+      inboundId: id, tenantId: t.tenantId, mailFrom: mailFrom ?? '', recipients: t.external.recipients, skip: t.external.skip, emailId: null,
+    }, now);
+  }
+  return queued;
+}
+
+/**
  * The batch transaction: a copy per destination mailbox with its index entries, quota usage of
  * SMTP mail, `email.received` events, outbound forward items, rows marked done (or removed when nothing needs
  * them) and failures noted.
@@ -201,11 +220,14 @@ export async function storeBatch(
   const silent = new Set<number>();
   const sends: Array<{ mailbox_id: number; recipients: number; at: number }> = [];
   const extraUsed: Array<{ mailboxId: number; size: number }> = [];
+  /** The filed copy stored of each queued message: the email its external recipients' items name. */
+  const filedCopyOf = new Map<Prepared, number>();
   const aligned = alignCreated(copies, created);
   for (const [i, c] of aligned.entries()) {
     const f = filedOf[i];
     if (!f || !c) continue;
     silent.add(c.id);
+    filedCopyOf.set(f.from, c.id);
     if (f.filed.outboundRef !== null) await store.linkSubmission(trx, f.filed.outboundRef, c.id);
     if (f.filed.sends) sends.push({ mailbox_id: c.mailboxId, recipients: f.filed.sends.recipients, at: f.filed.sends.at });
     if (f.filed.omit) {
@@ -237,6 +259,17 @@ export async function storeBatch(
   })), now);
   for (let i = 0; i < forwards.length; i += 200) await store.insertOutbound(trx, forwards.slice(i, i + 200));
   const forwarded = new Set(forwards.map((f) => f.inbound_id));
+  // A submission's external recipients, carried by its record, are queued with its copies too.
+  let submitted = 0;
+  for (const p of prepared) {
+    for (const t of p.targets) {
+      if (!t.external) continue;
+      submitted += await queueExternalOfRecord(trx, {
+        inboundId: p.id, tenantId: t.tenantId, mailFrom: p.mailFrom ?? '', recipients: t.external.recipients, skip: t.external.skip,
+        emailId: filedCopyOf.get(p) ?? null,
+      }, now);
+    }
+  }
   for (const p of prepared) {
     const keep = forwarded.has(p.id) || referenced.has(p.id);
     done.push({ id: p.id, keep });
@@ -244,8 +277,12 @@ export async function storeBatch(
   }
   await store.finish(trx, done);
   for (const f of input.failed) {
-    if (f.final) await store.fail(trx, f.id, f.error, now);
-    else await store.bumpAttempts(trx, f.id, f.error);
+    if (f.final) {
+      submitted += await queueExternalOfFailed(trx, store, f.id, now);
+      await store.fail(trx, f.id, f.error, now);
+    } else {
+      await store.bumpAttempts(trx, f.id, f.error);
+    }
   }
-  return { unlink, stored: created.length, forwarded: forwards.length, mailboxIds: [...new Set(created.map((c) => c.mailboxId))] };
+  return { unlink, stored: created.length, forwarded: forwards.length + submitted, mailboxIds: [...new Set(created.map((c) => c.mailboxId))] };
 }

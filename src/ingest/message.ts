@@ -1,5 +1,5 @@
 import { contentSize, type BlobStore } from './blobs.js';
-import type { FiledCopy, InboundAttachment, InboundMessage, RawDelivery } from './types.js';
+import type { ExternalCopies, FiledCopy, InboundAttachment, InboundMessage, RawDelivery } from './types.js';
 
 /** An attachment once its bytes are a durable blob: metadata plus the blob's SHA-256. */
 export interface StoredAttachment {
@@ -35,10 +35,12 @@ export interface Target {
    * items then point at the stored copy (email_id).
    */
   filed?: FiledCopy;
+  /** Set on a target of its own (no mailboxes, no forwards) for a submission's external recipients: queued as the record is stored. */
+  external?: Omit<ExternalCopies, 'tenantId'>;
 }
 
 /** The SMTP envelope kept with raw mail. */
-export type Envelope = Omit<RawDelivery, 'raw' | 'recipients' | 'filed'> & { recipients: string[] };
+export type Envelope = Omit<RawDelivery, 'raw' | 'recipients' | 'filed' | 'external'> & { recipients: string[] };
 
 /** Size of a message that has no raw form (API mail), as quotas and `size` count it. */
 export function apiMessageSize(m: StoredMessage): number {
@@ -48,8 +50,8 @@ export function apiMessageSize(m: StoredMessage): number {
   return n;
 }
 
-/** The copies of an SMTP delivery, one target per recipient address, and the filed copy (a Sent copy) if any. */
-export function smtpTargets(recipients: RawDelivery['recipients'], filed?: RawDelivery['filed']): Target[] {
+/** The copies of an SMTP delivery, one target per recipient address, the filed copy (a Sent copy) if any, and a submission's external recipients if any. */
+export function smtpTargets(recipients: RawDelivery['recipients'], filed?: RawDelivery['filed'], external?: ExternalCopies): Target[] {
   const targets: Target[] = recipients.map((r) => ({
     tenantId: r.resolution.tenantId,
     mailboxIds: [...new Set(r.resolution.mailboxIds)],
@@ -60,6 +62,12 @@ export function smtpTargets(recipients: RawDelivery['recipients'], filed?: RawDe
     targets.push({
       tenantId: filed.tenantId, mailboxIds: [filed.mailboxId], forwards: [], address: filed.address,
       filed: { folder: filed.folder, outboundRef: filed.outboundRef, ...(filed.omit ? { omit: filed.omit } : {}), ...(filed.sends ? { sends: filed.sends } : {}) },
+    });
+  }
+  if (external && external.recipients.length > 0) {
+    targets.push({
+      tenantId: external.tenantId, mailboxIds: [], forwards: [], address: external.recipients[0],
+      external: { recipients: external.recipients, skip: external.skip },
     });
   }
   return targets;

@@ -117,12 +117,12 @@ export function createPgAcceptor(deps: {
 
     /** SMTP path: the raw bytes and the envelope as a queue row, committed with the group before the 250. */
     async acceptRaw(delivery: RawDelivery): Promise<void> {
-      const { raw: source, recipients, filed, ...rest } = delivery;
+      const { raw: source, recipients, filed, external, ...rest } = delivery;
       const envelope: Envelope = { ...rest, recipients: recipients.map((r) => r.address) };
       try {
         const raw = 'chunks' in source ? Buffer.concat(source.chunks, source.length) : await readFile(source.path);
         await smtpGroup.submit({
-          kind: 'smtp', message: JSON.stringify(envelope), targets: JSON.stringify(smtpTargets(recipients, filed)), raw, raw_path: null,
+          kind: 'smtp', message: JSON.stringify(envelope), targets: JSON.stringify(smtpTargets(recipients, filed, external)), raw, raw_path: null,
           size: delivery.size, error: null, created_at: deps.now(), done_at: null,
         });
       } finally {

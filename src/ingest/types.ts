@@ -86,6 +86,8 @@ export interface RawDelivery {
    * items get the stored copy's id. `recipients` may then be empty. See FiledCopy.
    */
   filed?: { tenantId: number; mailboxId: number; address: string } & FiledCopy;
+  /** A submission's external recipients, queued when the record is stored (see ExternalCopies). */
+  external?: ExternalCopies;
   /**
    * Sent by a logged-in mailbox owner (submission): nothing to verify, so the parser runs no
    * SPF/DKIM/DMARC checks (the stored `auth` is null, as for API mail).
@@ -105,6 +107,20 @@ export interface FiledCopy {
   omit?: { bytes: number; headers: string[] };
   /** Recipients to count for the mailbox's daily sending limit when the copy is stored (the record then carries the count). */
   sends?: { recipients: number; at: number };
+}
+
+/**
+ * The external recipients of a submission (DECISIONS.md section 13) carried by its journal record,
+ * as forwards are: the transaction that stores the record's copies also writes the bytes to send
+ * (the record's raw bytes after `skip`, the front put there for hosted delivery, so the DKIM-signed
+ * message as it leaves) and a 'submission' outbound item per recipient, MAIL FROM being the
+ * record's. A record is stored once, so a replay after a crash queues them once. Only records
+ * whose raw bytes live in the queue row carry this (submission/deliver.ts).
+ */
+export interface ExternalCopies {
+  tenantId: number;
+  recipients: string[];
+  skip: number;
 }
 
 /** Turns stored raw bytes into a normalised message (mailparser + mailauth). */

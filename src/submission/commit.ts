@@ -1,5 +1,6 @@
-import type { Insertable } from 'kysely';
+import { sql, type Insertable } from 'kysely';
 import type { Db } from '../db/connection.js';
+import { dialectOf } from '../db/dialect.js';
 import type { OutboundStore } from '../outbound/store.js';
 import type { OutboundTable } from '../outbound/tables.js';
 import { submissionStore } from './store.js';
@@ -38,4 +39,38 @@ export async function commitSubmissions(trx: Db, outbound: OutboundStore, jobs: 
   }
   await submissionStore.recordSends(trx, jobs.flatMap((j) => (j.senderId !== null ? [{ mailbox_id: j.senderId, recipients: j.recipients, at: j.at }] : [])), now);
   return refs;
+}
+
+/** A stored record's external recipients of a submission, as the storage transaction queues them. */
+export interface ExternalOfRecord {
+  /** The queue row whose raw bytes the record became (its bytes after `skip` are what leaves). */
+  inboundId: number;
+  tenantId: number;
+  mailFrom: string;
+  recipients: string[];
+  skip: number;
+  /** The Sent copy stored from the same record, or null (no sending mailbox, or it was deleted meanwhile). */
+  emailId: number | null;
+}
+
+/**
+ * Queues a submission's external recipients from inside the transaction that stores its journal
+ * record (ingest's storeBatch), as forwards are: the bytes to send are copied from the queue row
+ * inside the database (never crossing into JavaScript), then a 'submission' item per recipient.
+ * The row is stored once, so a record replayed after a crash queues its recipients once. Answers
+ * the number of items.
+ */
+export async function queueExternalOfRecord(trx: Db, x: ExternalOfRecord, now: number): Promise<number> {
+  const tail = dialectOf(trx) === 'postgres' ? sql`substring(raw from ${x.skip + 1})` : sql`substr(raw, ${x.skip + 1})`;
+  const row = await sql<{ id: number }>`INSERT INTO outbound_messages (raw, created_at) SELECT ${tail}, ${now} FROM inbound WHERE id = ${x.inboundId} AND raw IS NOT NULL RETURNING id`
+    .execute(trx);
+  const ref = row.rows[0]?.id;
+  // Only records with their bytes in the row carry external recipients (submission/deliver.ts).
+  if (ref === undefined) throw new Error(`inbound row ${x.inboundId} has no raw bytes for its external recipients`);
+  // One statement for every recipient (their ids are not needed here).
+  await trx.insertInto('outbound').values(x.recipients.map((rcpt): Insertable<OutboundTable> => ({
+    tenant_id: x.tenantId, kind: 'submission', email_id: x.emailId, inbound_id: null, message_ref: Number(ref), mail_from: x.mailFrom,
+    rcpt_to: rcpt, via_domain: null, auth: null, next_attempt_at: now, last_response: null, created_at: now, updated_at: now,
+  }))).execute();
+  return x.recipients.length;
 }
