@@ -69,17 +69,30 @@ export function pgSearchOfFtsMatch(match: string): { search: PgSearch | null; bo
 export const encodePgSearch = (s: PgSearch): string => JSON.stringify(s);
 export const decodePgSearch = (match: string): PgSearch => JSON.parse(match) as PgSearch;
 
+/** One AND-ed term of a search's tsquery: a phrase, a prefix word (`word:*`), or a phrase followed (<->) by one. */
+export type TsqueryTerm = { phrase: string; prefix?: undefined } | { phrase?: string; prefix: string };
+
 /**
- * The tsquery of a search, as SQL with the user's words only as bound parameters: each phrase
- * through phraseto_tsquery, AND-ed, and the last word of the last bare term through to_tsquery
- * with `:*` (its words are letters and digits only after folding, so no tsquery syntax is in it).
+ * The terms of a search's tsquery: each phrase through phraseto_tsquery, and the last word of the
+ * last bare term through to_tsquery with `:*` (its words are letters and digits only after
+ * folding, so no tsquery syntax is in it). Both renderings (`tsquery`, pg-sql.ts `tsqueryOf`) bind
+ * the user's words only as parameters.
  */
-export function tsquery(s: PgSearch): RawBuilder<unknown> {
-  const parts = s.phrases.map((p, i) => {
-    if (!(s.prefix && i === s.phrases.length - 1)) return sql`phraseto_tsquery('simple', ${p})`;
+export function tsqueryTerms(s: PgSearch): TsqueryTerm[] {
+  return s.phrases.map((p, i) => {
+    if (!(s.prefix && i === s.phrases.length - 1)) return { phrase: p };
     const words = p.split(' ');
-    const last = sql`to_tsquery('simple', ${words[words.length - 1] + ':*'})`;
-    return words.length === 1 ? last : sql`(phraseto_tsquery('simple', ${words.slice(0, -1).join(' ')}) <-> ${last})`;
+    const prefix = `${words[words.length - 1]}:*`;
+    return words.length === 1 ? { prefix } : { phrase: words.slice(0, -1).join(' '), prefix };
+  });
+}
+
+/** The tsquery of a search as a Kysely fragment (tsqueryTerms). */
+export function tsquery(s: PgSearch): RawBuilder<unknown> {
+  const parts = tsqueryTerms(s).map((t) => {
+    if (t.prefix === undefined) return sql`phraseto_tsquery('simple', ${t.phrase})`;
+    const last = sql`to_tsquery('simple', ${t.prefix})`;
+    return t.phrase === undefined ? last : sql`(phraseto_tsquery('simple', ${t.phrase}) <-> ${last})`;
   });
   return sql`(${sql.join(parts, sql` && `)})`;
 }

@@ -1,5 +1,5 @@
 import type pg from 'pg';
-import type { PgSearch } from './pg-search.js';
+import { tsqueryTerms, type PgSearch } from './pg-search.js';
 import { LIST_COLUMNS, type ListFilter, type Position } from './store.js';
 
 /*
@@ -70,16 +70,12 @@ export function limitOf(n: number, least = 1): string {
   return String(n);
 }
 
-/**
- * The tsquery of a search (see pg-search.ts `pgSearch`): phrases AND-ed, the last word a prefix
- * when `prefix` is set; each phrase's words a bound parameter.
- */
+/** The tsquery of a search as SQL text (pg-search.ts tsqueryTerms), each word a bound parameter of `p`. */
 export function tsqueryOf(s: PgSearch, p: Params): string {
-  const parts = s.phrases.map((phrase, i) => {
-    if (!(s.prefix && i === s.phrases.length - 1)) return `phraseto_tsquery('simple', ${p.add(phrase)})`;
-    const words = phrase.split(' ');
-    const last = `to_tsquery('simple', ${p.add(`${words[words.length - 1]}:*`)})`;
-    return words.length === 1 ? last : `(phraseto_tsquery('simple', ${p.add(words.slice(0, -1).join(' '))}) <-> ${last})`;
+  const parts = tsqueryTerms(s).map((t) => {
+    if (t.prefix === undefined) return `phraseto_tsquery('simple', ${p.add(t.phrase)})`;
+    const last = `to_tsquery('simple', ${p.add(t.prefix)})`;
+    return t.phrase === undefined ? last : `(phraseto_tsquery('simple', ${p.add(t.phrase)}) <-> ${last})`;
   });
   return `(${parts.join(' && ')})`;
 }

@@ -6,6 +6,7 @@ import { encodePgSearch, pgSearch } from '../../src/emails/pg-search.js';
 import { createReadPool } from '../../src/emails/read-pool.js';
 import type { ReadJob } from '../../src/emails/reading.js';
 import { startTestApp } from '../helpers/app.js';
+import { threadReady } from './thread-ready.js';
 import { deliver, makeInbox, waitForEmails } from '../helpers/emails.js';
 import { freshPostgresDatabase } from '../helpers/pg.js';
 
@@ -35,13 +36,7 @@ test('PostgreSQL reader threads answer every read with the very bytes the main t
   const here = createPgEmailReads(app.app.db);
   const pool = createReadPool({ postgres: { url, connections: 2 }, threads: 1, startRate: 0, inline: (job) => runPgReadJob(here, job) });
   t.teardown(() => pool.close());
-  // Two reads in one turn of the event loop: they overlap, so the thread starts.
-  t.is(pool.run({ op: 'get', tenantId, id: all[0].id }), null, 'no thread ready yet: the caller reads itself');
-  t.is(pool.run({ op: 'get', tenantId, id: all[0].id }), null);
-  for (const deadline = Date.now() + 30_000; pool.ready() === 0;) {
-    if (Date.now() > deadline) throw new Error('reader thread did not start');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await threadReady(t, pool, { op: 'get', tenantId, id: all[0].id });
 
   const filter = { tenantId };
   const cursorAt = (i: number) => ({ receivedAt: Date.parse(all[i].received_at), id: all[i].id });

@@ -7,6 +7,7 @@ import { createReadPool } from '../../src/emails/read-pool.js';
 import { runReadJob, type ReadJob } from '../../src/emails/reading.js';
 import { createEmailReads } from '../../src/emails/store.js';
 import { startTestApp } from '../helpers/app.js';
+import { threadReady } from './thread-ready.js';
 import { deliver, makeInbox, waitForEmails } from '../helpers/emails.js';
 
 const at = (minute: number) => new Date(Date.UTC(2024, 4, 1, 10, minute)).toISOString();
@@ -35,13 +36,7 @@ test('reader threads answer every read with the very bytes the main thread gives
   const here = createEmailReads(openReader(file));
   const pool = createReadPool({ file, threads: 1, startRate: 0, inline: (job) => runReadJob(here, job) });
   t.teardown(() => pool.close());
-  // Two reads in one turn of the event loop: they overlap, so the thread starts.
-  t.is(pool.run({ op: 'get', tenantId, id: all[0].id }), null, 'no thread ready yet: the caller reads itself');
-  t.is(pool.run({ op: 'get', tenantId, id: all[0].id }), null);
-  for (const deadline = Date.now() + 30_000; pool.ready() === 0;) {
-    if (Date.now() > deadline) throw new Error('reader thread did not start');
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await threadReady(t, pool, { op: 'get', tenantId, id: all[0].id });
 
   const filter = { tenantId };
   const cursorAt = (i: number) => ({ receivedAt: Date.parse(all[i].received_at), id: all[i].id });

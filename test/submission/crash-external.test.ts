@@ -1,10 +1,10 @@
 import { connect, createServer, type Socket } from 'node:net';
 import test from 'ava';
 import Database from 'better-sqlite3';
-import nodemailer from 'nodemailer';
 import { databaseFile } from '../../src/db/connection.js';
 import { tempDir } from '../helpers/app.js';
 import { runCli, startServerProcess, type ServerProcess } from '../helpers/process.js';
+import { submitUntilKilled } from './kill-under-load.js';
 import { waitFor } from '../helpers/webhooks.js';
 import { startMxZone } from '../outbound/mx-zone.js';
 import { outboundEnv, REMOTE_DOMAIN, REMOTE_MX, startSink } from '../outbound/world.js';
@@ -78,38 +78,8 @@ test('SIGKILL after 250s of external submissions: after a restart each arrives a
 
   // Four sessions (one login each) submit numbered messages back to back until the server is killed under them.
   const port = await submissionsPort(server);
-  const acked = new Set<number>();
-  let next = 0;
-  let killed = false;
-  const session = async () => {
-    const tr = nodemailer.createTransport({
-      pool: true, maxConnections: 1, host: '127.0.0.1', port, secure: true, tls: { rejectUnauthorized: false },
-      auth: { user: SENDER, pass: PASSWORD }, connectionTimeout: 15_000, socketTimeout: 30_000,
-    });
-    try {
-      while (!killed) {
-        const n = next++;
-        try {
-          await tr.sendMail(message(n));
-          acked.add(n);
-        } catch {
-          return;
-        }
-      }
-    } finally {
-      tr.close();
-    }
-  };
-  const sessions = Array.from({ length: 4 }, session);
-  const deadline = Date.now() + 90_000;
-  while (acked.size < 40 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-  killed = true;
-  server.child.kill('SIGKILL');
-  t.is(await server.exited, 'SIGKILL');
-  await Promise.all(sessions);
-  t.true(acked.size >= 40, `only ${acked.size} messages acknowledged before the kill`);
+  const { acked, attempted } = await submitUntilKilled(t, server, { port, sessions: 4, atLeast: 40, user: SENDER, pass: PASSWORD, message });
   t.is(sink.messages.length, 0, 'nothing was delivered before the kill');
-  const attempted = next;
 
   hold = false;
   for (const s of sockets) s.destroy();

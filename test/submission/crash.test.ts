@@ -1,9 +1,9 @@
 import test from 'ava';
 import Database from 'better-sqlite3';
-import nodemailer from 'nodemailer';
 import { databaseFile } from '../../src/db/connection.js';
 import { tempDir } from '../helpers/app.js';
 import { runCli, startServerProcess, type ServerProcess } from '../helpers/process.js';
+import { submitUntilKilled } from './kill-under-load.js';
 
 const PASSWORD = 'password-123';
 const SENDER = 'sender@crash.test';
@@ -64,37 +64,7 @@ test('SIGKILL while sessions submit: after a restart every 250 is in the friend\
 
   // Six sessions (one login each) submit numbered messages back to back until the server is killed under them.
   const port = await submissionsPort(server);
-  const acked = new Set<number>();
-  let next = 0;
-  let killed = false;
-  const session = async () => {
-    const tr = nodemailer.createTransport({
-      pool: true, maxConnections: 1, host: '127.0.0.1', port, secure: true, tls: { rejectUnauthorized: false },
-      auth: { user: SENDER, pass: PASSWORD }, connectionTimeout: 15_000, socketTimeout: 30_000,
-    });
-    try {
-      while (!killed) {
-        const n = next++;
-        try {
-          await tr.sendMail(message(n));
-          acked.add(n);
-        } catch {
-          return;
-        }
-      }
-    } finally {
-      tr.close();
-    }
-  };
-  const sessions = Array.from({ length: 6 }, session);
-  const deadline = Date.now() + 90_000;
-  while (acked.size < 60 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 5));
-  killed = true;
-  server.child.kill('SIGKILL');
-  t.is(await server.exited, 'SIGKILL');
-  await Promise.all(sessions);
-  t.true(acked.size >= 60, `only ${acked.size} messages acknowledged before the kill`);
-  const attempted = next;
+  const { acked, attempted } = await submitUntilKilled(t, server, { port, sessions: 6, atLeast: 60, user: SENDER, pass: PASSWORD, message });
 
   server = await startServerProcess(dataDir);
   // Ingest resumes from its journal and queue: wait until every acknowledged message is stored twice (INBOX and Sent) and nothing more arrives.
