@@ -132,6 +132,7 @@ export default {
     'test/acme/schedule.test.ts',
     'test/aliases/resolver-cache.test.ts',
     'test/cli/concurrent-start.test.ts',
+    'test/cli/backup-restore.test.ts',
     'test/http/hostile.test.ts',
     'test/legacy/mailboxes.test.ts',
     'test/webhooks/e2e.test.ts',
