@@ -107,6 +107,7 @@ export default {
     'test/outbound/forward.test.ts',
     'test/outbound/crash.test.ts',
     'test/outbound/faults.test.ts',
+    'test/outbound/poison.test.ts',
     'test/outbound/large.test.ts',
     'test/outbound/retry.test.ts',
     'test/outbound/tls.test.ts',
