@@ -5,7 +5,7 @@ import type { DeliveryClaims } from './claims.js';
 import type { ClaimedDelivery, DeliveryStore } from './delivery-store.js';
 import type { QueuedHint } from './events.js';
 import { EVENT_TYPES } from './events.js';
-import { applyOutcomes, SET_ASIDE, type Outcome } from './outcomes.js';
+import { applyOutcomes, FAULT_BACKOFF_MS, FAULT_LIMIT, SET_ASIDE, type Outcome } from './outcomes.js';
 import type { Sender } from './sender.js';
 import { verdictOf, type Verdict } from './schedule.js';
 import { signedRequest } from './signing.js';
@@ -131,19 +131,17 @@ export function createDeliveryEngine(deps: {
       });
     } catch (err) {
       await claims.letGo(claimed.map((d) => d.id)).catch(() => undefined); // the claim rolled back
-      if (batch.length <= 1) {
-        outcomes = batch.concat(outcomes);
-        throw err;
-      }
+      if (batch.length === 0) throw err; // claiming alone failed: the database is away
       // One outcome that cannot be written must hold back neither the others nor every claim after
       // it: each is written alone, and the claim comes in the next turn.
       logger.warn({ err, outcomes: batch.length }, 'writing webhook outcomes failed; writing them one by one');
       for (const o of batch) {
         try {
           await deliveries.bookkeeping(db, (trx) => record(trx, [o], now));
+          unwritable.delete(o.delivery.id);
           await claims.letGo([o.delivery.id]);
         } catch (alone) {
-          await setAsideUnwritable(o, alone, now);
+          await cannotWrite(o, alone, now);
         }
       }
       again = true;
@@ -162,22 +160,35 @@ export function createDeliveryEngine(deps: {
     if (setAside.length > 0) logger.error({ delivery_ids: setAside }, 'webhook deliveries that could not be sent were set aside (failed)');
   }
 
+  /** Outcomes that could not be written alone, by delivery: how many times in a row, and those waiting to be tried again. */
+  const unwritable = new Map<number, number>();
+  const parked = new Map<Outcome, NodeJS.Timeout>();
+
   /**
-   * An outcome that cannot be written even alone: its delivery is failed by the plainest write
-   * there is, so it never comes back to fail every cycle. Should even that fail (the database is
-   * away), the outcome waits for the next cycle as before.
+   * An outcome that cannot be written even alone waits a little (doubling) and is tried again; the
+   * FAULT_LIMIT-th time its delivery is failed by the plainest write there is, so it never comes
+   * back to fail every cycle. Should even that fail (the database is away), it keeps waiting.
    */
-  async function setAsideUnwritable(o: Outcome, err: unknown, now: number): Promise<void> {
-    try {
-      await deliveries.bookkeeping(db, async (trx) => {
-        await deliveries.markFailed(trx, [o.delivery.id], now);
-        await deliveries.insertAttempts(trx, [{ delivery_id: o.delivery.id, attempt: o.delivery.attempts + 1, attempted_at: o.attemptedAt, status_code: null, latency_ms: 0, error: `${SET_ASIDE}its outcome could not be written` }]);
-      });
-      await claims.letGo([o.delivery.id]);
-      logger.error({ err, delivery_id: o.delivery.id }, 'a webhook outcome could not be written; the delivery was set aside (failed)');
-    } catch {
-      outcomes.push(o);
+  async function cannotWrite(o: Outcome, err: unknown, now: number): Promise<void> {
+    const n = (unwritable.get(o.delivery.id) ?? 0) + 1;
+    unwritable.set(o.delivery.id, n);
+    if (n >= FAULT_LIMIT) {
+      const note = { delivery_id: o.delivery.id, attempt: o.delivery.attempts + 1, attempted_at: o.attemptedAt, status_code: null, latency_ms: 0, error: `${SET_ASIDE}its outcome could not be written` };
+      try {
+        // With a line in its attempt log if that can be written, else without.
+        await deliveries.bookkeeping(db, async (trx) => {
+          await deliveries.markFailed(trx, [o.delivery.id], now);
+          await deliveries.insertAttempts(trx, [note]);
+        }).catch(() => deliveries.bookkeeping(db, (trx) => deliveries.markFailed(trx, [o.delivery.id], now)));
+        unwritable.delete(o.delivery.id);
+        await claims.letGo([o.delivery.id]);
+        logger.error({ err, delivery_id: o.delivery.id }, 'a webhook outcome could not be written; the delivery was set aside (failed)');
+        return;
+      } catch { /* the database is away: wait as below */ }
     }
+    const timer = setTimeout(() => { parked.delete(o); outcomes.push(o); kick(0); }, FAULT_BACKOFF_MS * 2 ** Math.min(n - 1, 5));
+    timer.unref();
+    parked.set(o, timer);
   }
 
   async function claim(trx: Db, webhookIds: number[], now: number): Promise<ClaimedDelivery[]> {
@@ -300,6 +311,9 @@ export function createDeliveryEngine(deps: {
       sender.abortAll();
       await Promise.allSettled([...sends]);
       while (running) await running;
+      // Outcomes waiting to be written again get one more try now (else their deliveries wait, `sending`, for the next start).
+      for (const [o, timer] of parked) { clearTimeout(timer); outcomes.push(o); }
+      parked.clear();
       if (outcomes.length > 0) { running = cycle(); await running; }
       started = false;
       await sender.close();

@@ -1,5 +1,7 @@
 import test from 'ava';
+import { sql } from 'kysely';
 import { startTestApp } from '../helpers/app.js';
+import { onPostgres } from '../helpers/pg.js';
 import { deliver, makeInbox } from '../helpers/emails.js';
 import { createWebhook, PRIVATE_HOOKS, startReceiver, waitFor } from '../helpers/webhooks.js';
 
@@ -65,4 +67,37 @@ test('a receiver answering with NUL bytes is logged and retried alone; another w
   await deliver(app, box.key, box.address);
   await good.waitForCount(5, 30_000);
   t.pass();
+});
+
+test('a delivery whose outcome cannot be written is set aside after its own few tries; the outcomes written with it are kept', async (t) => {
+  const app = await startTestApp(t, { env: PRIVATE_HOOKS });
+  const receiver = await startReceiver(t);
+  const box = await makeInbox(app, { count: 2 });
+  const hook = await createWebhook(app, box.key, { url: receiver.url, events: ['email.received'] });
+  const refused = box.mailboxes[1]!.id;
+  // The database itself refuses every attempt row of the second mailbox's deliveries: a write that fails for one row.
+  if (onPostgres) {
+    await sql.raw(`CREATE FUNCTION refuse_attempt() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+      IF (SELECT mailbox_id FROM webhook_deliveries WHERE id = NEW.delivery_id) = ${refused} THEN RAISE EXCEPTION 'attempt refused'; END IF;
+      RETURN NEW; END $$`).execute(app.app.db);
+    await sql.raw('CREATE TRIGGER refuse_attempt BEFORE INSERT ON webhook_attempts FOR EACH ROW EXECUTE FUNCTION refuse_attempt()').execute(app.app.db);
+  } else {
+    await sql.raw(`CREATE TRIGGER refuse_attempt BEFORE INSERT ON webhook_attempts
+      WHEN (SELECT mailbox_id FROM webhook_deliveries WHERE id = NEW.delivery_id) = ${refused}
+      BEGIN SELECT RAISE(ABORT, 'attempt refused'); END`).execute(app.app.db);
+  }
+  await deliver(app, box.key, box.mailboxes[1]!.address);
+  for (let i = 0; i < 4; i++) await deliver(app, box.key, box.address);
+  await receiver.waitForCount(5, 30_000);
+  const rows = (await waitFor(async () => {
+    const r = await app.app.db.selectFrom('webhook_deliveries').select(['mailbox_id', 'status']).where('webhook_id', '=', hook.id).execute();
+    return r.length === 5 && r.every((d) => d.status !== 'queued' && d.status !== 'sending') ? r : null;
+  }, 'every delivery settled', 30_000))!;
+  t.deepEqual(rows.filter((d) => d.mailbox_id === refused).map((d) => d.status), ['failed']);
+  t.deepEqual(rows.filter((d) => d.mailbox_id !== refused).map((d) => d.status), ['delivered', 'delivered', 'delivered', 'delivered']);
+  // Sent once: its outcome, not the request, was what failed.
+  t.is(receiver.requests.filter((r) => r.body?.data?.mailbox_id === refused).length, 1);
+  // The engine goes on.
+  await deliver(app, box.key, box.address);
+  await receiver.waitForCount(6, 30_000);
 });
