@@ -50,6 +50,9 @@ test('a backup taken while the server runs restores into a fresh database that s
   const again = await runCli(fresh, ['restore', file], target);
   t.is(again.code, 1);
   t.regex(again.stderr, /--force/);
+  // With --force (no server on it), it replaces what is there.
+  const forced = await runCli(fresh, ['restore', file, '--force'], target);
+  t.is(forced.code, 0, forced.stderr);
 
   const copy = await startTestApp(t, { dataDir: fresh, env: target });
   const after = await waitForEmails(copy, key, 3);
