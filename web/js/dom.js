@@ -99,4 +99,4 @@ export function icon(path, label) {
 }
 
 /** A paperclip, the attachment marker. */
-export const PAPERCLIP = 'M10.5 5v5.5a2.5 2.5 0 0 1-5 0V4a1.75 1.75 0 0 1 3.5 0v6.25a.75.75 0 0 1-1.5 0V5.5';
+export const PAPERCLIP = 'M13.5 7.2 8 12.7a3.4 3.4 0 0 1-4.8-4.8l5.9-5.9a2.2 2.2 0 0 1 3.1 3.1l-5.8 5.8a1 1 0 0 1-1.4-1.4l5.3-5.3';
