@@ -14,7 +14,9 @@ import { pgBlobs, type BlobData } from './pg-blobs.js';
 import type { IngestStore } from './store.js';
 import type { RawParser } from './types.js';
 import { BUSY_WINDOW_MS, DEFAULT_DRAIN_MS_PER_ROW, MAX_BACKLOG_MS, MAX_BURST_MS } from './pace.js';
-import { BATCH_BYTES, MAX_ATTEMPTS } from './worker.js';
+import { BATCH_BYTES } from './worker.js';
+import { storeApart } from './isolate.js';
+import { MAX_ATTEMPTS, noteFailure, retryDelayMs, type FailureNote } from './set-aside.js';
 
 /**
  * Rows per batch transaction. A PostgreSQL batch costs some twenty statements whatever its size,
@@ -90,8 +92,15 @@ export function createPgIngestWorker(deps: {
     return { id: row.id, targets, encoded, mailFrom: envelope.mailFrom, size: row.size, rawPath: null };
   }
 
-  /** Claims, parses and stores one batch; returns how many rows it took (0: nothing to do). */
-  async function batch(): Promise<number> {
+  /** The rows the last batch claimed (a failed batch is stored again message by message: storeApartBatch). */
+  let lastClaimed: number[] = [];
+
+  /**
+   * Claims, parses and stores one batch (of the rows `only` when given); returns how many rows it
+   * took (0: nothing to do).
+   */
+  async function batch(only?: number[]): Promise<number> {
+    lastClaimed = [];
     const now = clock.now();
     const hints: QueuedHint[] = [];
     const events = createEventRecorder({ clock, onQueued: (h) => { hints.push(...h); } });
@@ -105,6 +114,7 @@ export function createPgIngestWorker(deps: {
       const waiting = [...retryAt].filter(([, at]) => at > now).map(([id]) => id);
       const claimed = await sql<QueuedRow>`SELECT id, kind, size, attempts FROM inbound
         WHERE status = 'queued' ${hasParser ? sql`` : sql`AND kind = 'api'`} AND NOT (id = ANY(${waiting}::bigint[]))
+        ${only ? sql`AND id = ANY(${only}::bigint[])` : sql``}
         ORDER BY id LIMIT ${BATCH_ROWS} FOR UPDATE SKIP LOCKED`.execute(trx);
       const picked: QueuedRow[] = [];
       let bytes = 0;
@@ -114,6 +124,7 @@ export function createPgIngestWorker(deps: {
         bytes += r.size;
       }
       taken = picked.length;
+      lastClaimed = picked.map((r) => r.id);
       if (picked.length === 0) return;
       const apiIds = picked.filter((r) => r.kind === 'api').map((r) => r.id);
       const smtpIds = picked.filter((r) => r.kind === 'smtp').map((r) => r.id);
@@ -123,7 +134,7 @@ export function createPgIngestWorker(deps: {
       const failure = (id: number, err: unknown) => {
         const final = (attempts.get(id) ?? 0) + 1 >= MAX_ATTEMPTS;
         failed.push({ id, error: (err as Error)?.message ?? String(err), final });
-        if (!final) retryAt.set(id, now + 5000 * 2 ** (attempts.get(id) ?? 0));
+        if (!final) retryAt.set(id, now + retryDelayMs(attempts.get(id) ?? 0));
         log.warn({ err, inbound_id: id, final }, 'inbound message could not be prepared');
       };
       // Stopping while parsing (authentication may wait on DNS for seconds): the batch is abandoned
@@ -179,6 +190,28 @@ export function createPgIngestWorker(deps: {
     return taken;
   }
 
+  /**
+   * Counts a failed try at a message stored alone, in a transaction of its own that holds the row
+   * (a row another node holds now is its business: nothing is counted).
+   */
+  async function note(id: number, reason: string): Promise<FailureNote> {
+    const now = clock.now();
+    const noted = await db.transaction().execute(async (trx) => {
+      const held = await sql<{ id: number }>`SELECT id FROM inbound WHERE id = ${id} AND status = 'queued' FOR UPDATE SKIP LOCKED`.execute(trx);
+      if (held.rows.length === 0) return { outcome: 'gone' as const, attempts: 0, forwarded: 0 };
+      return noteFailure(trx, store, id, reason, now);
+    });
+    if (noted.outcome === 'retry') retryAt.set(id, now + retryDelayMs(noted.attempts - 1));
+    if (noted.outcome === 'set-aside') { retryAt.delete(id); void count(); }
+    if (noted.forwarded > 0) deps.onForwardsQueued();
+    return noted;
+  }
+
+  /** A batch that failed, stored again message by message (isolate.ts); throws when the fault is not the messages'. */
+  async function storeApartBatch(ids: number[]): Promise<void> {
+    await storeApart(ids.map((id) => ({ id, input: id })), { store: async (id) => ((await batch([id])) > 0 ? id : null), note, log });
+  }
+
   /** Counts the SMTP rows waiting (for the backlog gauges; the storing needs no count). */
   async function count(): Promise<void> {
     queuedSmtp = await store.countQueuedSmtp(db).catch(() => queuedSmtp);
@@ -198,10 +231,19 @@ export function createPgIngestWorker(deps: {
             msPerRow = 0.8 * msPerRow + 0.2 * ((performance.now() - started) / taken);
           } catch (err) {
             if (stopped) break;
-            // As on SQLite, a failed batch is retried whole (nothing of it committed); a parse
-            // failure is not one: it is counted against its message inside the batch.
-            log.error({ err }, 'ingest batch failed; will retry');
-            await new Promise((r) => setTimeout(r, FAILURE_PAUSE_MS));
+            // Nothing of a failed batch committed: its messages are stored again one by one, so a
+            // message that cannot be stored holds none of the others back (isolate.ts). A parse
+            // failure is no batch failure: it is counted against its message inside the batch.
+            const claimed = lastClaimed;
+            try {
+              if (claimed.length === 0) throw err;
+              log.warn({ reason: (err as Error)?.message, rows: claimed.length }, 'ingest batch failed; storing its messages one by one');
+              await storeApartBatch(claimed);
+            } catch (fault) {
+              if (stopped) break;
+              log.error({ err: fault }, 'ingest batch failed; will retry');
+              await new Promise((r) => setTimeout(r, FAILURE_PAUSE_MS));
+            }
           }
         }
       } while (again && !stopped);

@@ -2,11 +2,13 @@ import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import type { BlobStore } from './blobs.js';
-import type { Failure, ParsedRaw } from './commits.js';
+import type { Failure, ParsedRaw, StoreInput, StoreResult } from './commits.js';
 import type { Journal } from './journal.js';
 import { BATCH_ROWS, BUSY_PAUSE_RATIO, DEFAULT_DRAIN_MS_PER_ROW, inflowDelayMs, LOADED_BATCH_ROWS, pace } from './pace.js';
 import type { Envelope, Target } from './message.js';
 import type { StorageThread } from './storage-thread.js';
+import { storeApart, type Unit } from './isolate.js';
+import { MAX_ATTEMPTS, retryDelayMs } from './set-aside.js';
 import type { IngestStore } from './store.js';
 import type { QueuedRawParser, RawParser } from './types.js';
 
@@ -16,8 +18,7 @@ export const BATCH_BYTES = 8 * 1024 * 1024;
 const MOVE_ROWS = 1024;
 /** Bytes of journal records per move: the storage thread reads them into one buffer and binds them to its inserts. */
 const MOVE_BYTES = 2 * 1024 * 1024;
-/** Parse attempts before a raw message is given up as failed. */
-export const MAX_ATTEMPTS = 3;
+export { MAX_ATTEMPTS } from './set-aside.js';
 const POLL_MS = 1000;
 /** How long mail may wait with nothing stored before the worker warns (and again after as long). */
 export const STALL_WARN_MS = 30_000;
@@ -150,16 +151,52 @@ export function createIngestWorker(deps: {
     after = Math.min(after, picked[0] - 1);
   }
 
-  /** Has the storage thread store a prepared batch in one transaction, then cleans up after it. */
+  /**
+   * A batch whose transaction failed, stored message by message (isolate.ts): what was stored in
+   * all, the SMTP messages done with (stored or set aside), and the ones to try again later.
+   */
+  async function storeApartBatch(b: Ready): Promise<{ result: StoreResult; smtpDone: number; retry: Array<{ id: number; attempts: number }> }> {
+    const units: Array<Unit<StoreInput>> = [
+      ...b.apiIds.map((id) => ({ id, input: { apiIds: [id], prepared: [], failed: [] } })),
+      ...b.prepared.map((p) => ({ id: p.id, input: { apiIds: [], prepared: [p], failed: [] } })),
+      ...b.failed.map((f) => ({ id: f.id, input: { apiIds: [], prepared: [], failed: [f] } })),
+    ];
+    const apart = await storeApart(units, { store: (input) => deps.thread.store(input), note: (id, reason) => deps.thread.note(id, reason), log });
+    const api = new Set(b.apiIds);
+    const results = apart.stored.map((s) => s.result);
+    const result: StoreResult = {
+      unlink: results.flatMap((r) => r.unlink), stored: results.reduce((n, r) => n + r.stored, 0),
+      forwarded: results.reduce((n, r) => n + r.forwarded, 0) + apart.failed.reduce((n, f) => n + f.note.forwarded, 0),
+      mailboxIds: [...new Set(results.flatMap((r) => r.mailboxIds))],
+    };
+    // A parse failure's unit stored its note (the row stays queued unless final): only final ones are done.
+    const notFinal = new Set(b.failed.filter((f) => !f.final).map((f) => f.id));
+    const smtpDone = apart.stored.filter((s) => !api.has(s.id) && !notFinal.has(s.id)).length
+      + apart.failed.filter((f) => !api.has(f.id) && f.note.outcome === 'set-aside').length;
+    const retry = apart.failed.filter((f) => f.note.outcome === 'retry').map((f) => ({ id: f.id, attempts: f.note.attempts }));
+    return { result, smtpDone, retry };
+  }
+
+  /** Has the storage thread store a prepared batch in one transaction (else message by message), then cleans up after it. */
   async function storeBatch(b: Ready): Promise<void> {
     let unlink: string[];
     let forwarded: number;
     let mailboxIds: number[];
+    let smtpDone = b.prepared.length + b.failed.filter((f) => f.final).length;
+    let retry: Array<{ id: number; attempts: number }> = [];
     try {
       ({ unlink, forwarded, mailboxIds } = await deps.thread.store({ apiIds: b.apiIds, prepared: b.prepared, failed: b.failed }));
     } catch (err) {
-      release(b.picked);
-      throw err;
+      if (stopped) { release(b.picked); throw err; }
+      log.warn({ reason: (err as Error)?.message, rows: b.picked.length }, 'ingest batch failed; storing its messages one by one');
+      try {
+        const apart = await storeApartBatch(b);
+        ({ unlink, forwarded, mailboxIds } = apart.result);
+        ({ smtpDone, retry } = apart);
+      } catch (e) {
+        release(b.picked);
+        throw e;
+      }
     }
     // Committed: announce at once (a listener's failure must not make the batch look unstored).
     try {
@@ -168,10 +205,12 @@ export function createIngestWorker(deps: {
       log.warn({ err }, 'a listener of stored mail failed');
     }
     for (const id of b.picked) inFlight.delete(id);
-    for (const f of b.failed) if (!f.final) retryAt.set(f.id, b.now + 5000 * 2 ** (b.attempts.get(f.id) ?? 0));
+    for (const f of b.failed) if (!f.final) retryAt.set(f.id, b.now + retryDelayMs(b.attempts.get(f.id) ?? 0));
     for (const p of b.prepared) retryAt.delete(p.id);
+    // Messages that failed alone wait before their next try; the rest of the queue goes on meanwhile.
+    for (const r of retry) retryAt.set(r.id, b.now + retryDelayMs(r.attempts - 1));
     if (forwarded > 0) deps.onForwardsQueued?.();
-    queuedSmtp = Math.max(0, queuedSmtp - b.prepared.length - b.failed.filter((f) => f.final).length);
+    queuedSmtp = Math.max(0, queuedSmtp - smtpDone);
     for (const name of unlink) await blobs.remove(blobs.rawFile(name));
   }
 

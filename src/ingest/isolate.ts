@@ -1,0 +1,57 @@
+import type { Logger } from '../logger.js';
+import type { FailureNote } from './set-aside.js';
+
+/** One message of a failed batch, stored on its own by `store`. */
+export interface Unit<I> {
+  id: number;
+  input: I;
+}
+
+/** What storing a failed batch message by message came to. */
+export interface Apart<R> {
+  /** The results of the messages stored (each committed on its own). */
+  stored: Array<{ id: number; result: R }>;
+  /** The messages that failed alone, each counted against itself (retry later, or set aside). */
+  failed: Array<{ id: number; note: FailureNote }>;
+}
+
+const reasonOf = (err: unknown) => String((err as Error)?.message ?? err).slice(0, 500);
+
+/**
+ * Poison isolation (README "Set-aside mail"): a batch whose transaction failed is stored again
+ * message by message, so one message that cannot be stored holds none of the others back. Each
+ * message that fails alone has the try counted against it (`note`, in a transaction of its own;
+ * the last allowed try sets it aside, set-aside.ts), and the caller keeps it back for a while.
+ *
+ * When every message of a split of two or more fails alone, the fault is not theirs (a full disk,
+ * a database that refuses writes): nothing is counted and the first error is thrown, so the batch
+ * is retried whole later, as before, and no good mail is set aside for an outage. `store` answers
+ * null for a message it found no longer queued (another node took it): neither stored nor failed.
+ * The reason logged is the error's message only (never the message's text).
+ */
+export async function storeApart<I, R>(units: Array<Unit<I>>, deps: {
+  store(input: I): Promise<R | null>;
+  note(id: number, reason: string): Promise<FailureNote>;
+  log: Logger;
+}): Promise<Apart<R>> {
+  const stored: Apart<R>['stored'] = [];
+  const errors: Array<{ id: number; err: unknown }> = [];
+  for (const u of units) {
+    try {
+      const result = await deps.store(u.input);
+      if (result !== null) stored.push({ id: u.id, result });
+    } catch (err) {
+      errors.push({ id: u.id, err });
+    }
+  }
+  if (stored.length === 0 && errors.length > 1) throw errors[0].err;
+  const failed: Apart<R>['failed'] = [];
+  for (const { id, err } of errors) {
+    const reason = reasonOf(err);
+    const note = await deps.note(id, reason);
+    failed.push({ id, note });
+    if (note.outcome === 'set-aside') deps.log.error({ inbound_id: id, attempts: note.attempts, reason }, 'inbound message set aside: it failed every try to store it (mailstead set-aside list)');
+    else if (note.outcome === 'retry') deps.log.warn({ inbound_id: id, attempts: note.attempts, reason }, 'inbound message could not be stored; the rest of its batch went on, it is tried again later');
+  }
+  return { stored, failed };
+}
