@@ -4,6 +4,7 @@ import { parseArgs } from 'node:util';
 import { systemClock } from './clock.js';
 import { ConfigError, loadConfig } from './config.js';
 import { openConfiguredDatabase } from './db/open.js';
+import { setAsideCommand } from './ingest/set-aside-cli.js';
 import { createTenantService } from './tenants/service.js';
 import { createTenantStore } from './tenants/store.js';
 
@@ -12,7 +13,8 @@ const USAGE = `usage:
   mailstead key create --tenant NAME --perms read,write,inbound,webhook
   mailstead key revoke KEY
   mailstead plan set NAME active|none
-  mailstead backup FILE`;
+  mailstead backup FILE
+  mailstead set-aside list|retry ID|discard ID`;
 
 /** A mistake in the command line: exit code 2. */
 class UsageError extends Error {}
@@ -40,7 +42,7 @@ async function run(argv: string[]): Promise<string> {
   }
   const { positionals: [noun, verb, ...rest], values } = parsed;
   const command = `${noun ?? ''} ${noun === 'backup' ? '' : verb ?? ''}`.trim();
-  const known = ['tenant create', 'key create', 'key revoke', 'plan set', 'backup'];
+  const known = ['tenant create', 'key create', 'key revoke', 'plan set', 'backup', 'set-aside list', 'set-aside retry', 'set-aside discard'];
   if (!known.includes(command)) usage(noun ? `unknown command "${[noun, verb].filter(Boolean).join(' ')}"` : 'no command given');
 
   const config = loadConfig();
@@ -49,6 +51,8 @@ async function run(argv: string[]): Promise<string> {
   try {
     const tenants = createTenantService({ db: database.db, store: createTenantStore(), clock: systemClock, cooldownSeconds: config.cooldownSeconds });
     switch (command) {
+      case 'set-aside list': case 'set-aside retry': case 'set-aside discard':
+        return await setAsideCommand({ db: database.db, postgres: database.dialect === 'postgres', dataDir: config.dataDir, verb, args: rest, usage });
       case 'tenant create': {
         if (!verb || rest.length !== 1) usage('tenant create takes exactly one NAME');
         const name = rest[0];
