@@ -13,7 +13,25 @@ export interface Apart<R> {
   stored: Array<{ id: number; result: R }>;
   /** The messages that failed alone, each counted against itself (retry later, or set aside). */
   failed: Array<{ id: number; note: FailureNote }>;
+  /** Every message of a split of two or more failed (counted because `blameAll` was set). */
+  allFailed: boolean;
 }
+
+/**
+ * Whether a split in which every message fails counts them (see storeApart): yes once something
+ * was stored since the last such split. One per worker.
+ */
+export function createBlame() {
+  let storedSinceFault = true;
+  return {
+    get all() { return storedSinceFault; },
+    /** A batch or a message was stored. */
+    stored() { storedSinceFault = true; },
+    /** Every message of a split failed. */
+    allFailed() { storedSinceFault = false; },
+  };
+}
+export type Blame = ReturnType<typeof createBlame>;
 
 const reasonOf = (err: unknown) => String((err as Error)?.message ?? err).slice(0, 500);
 
@@ -23,15 +41,19 @@ const reasonOf = (err: unknown) => String((err as Error)?.message ?? err).slice(
  * message that fails alone has the try counted against it (`note`, in a transaction of its own;
  * the last allowed try sets it aside, set-aside.ts), and the caller keeps it back for a while.
  *
- * When every message of a split of two or more fails alone, the fault is not theirs (a full disk,
- * a database that refuses writes): nothing is counted and the first error is thrown, so the batch
- * is retried whole later, as before, and no good mail is set aside for an outage. `store` answers
+ * When every message of a split of two or more fails alone, the fault is more likely the
+ * database's (a full disk, a database that refuses writes) than theirs: unless something was
+ * stored since the last such split (`blameAll`), nothing is counted and the first error is thrown,
+ * so the batch is retried later as before. An outage then counts at most one try against the mail
+ * it holds, and no good mail is set aside for it, while poison messages that meet in one batch are
+ * still counted whenever mail flows between their tries. `store` answers
  * null for a message it found no longer queued (another node took it): neither stored nor failed.
  * The reason logged is the error's message only (never the message's text).
  */
 export async function storeApart<I, R>(units: Array<Unit<I>>, deps: {
   store(input: I): Promise<R | null>;
   note(id: number, reason: string): Promise<FailureNote>;
+  blame: Blame;
   log: Logger;
 }): Promise<Apart<R>> {
   const stored: Apart<R>['stored'] = [];
@@ -44,7 +66,13 @@ export async function storeApart<I, R>(units: Array<Unit<I>>, deps: {
       errors.push({ id: u.id, err });
     }
   }
-  if (stored.length === 0 && errors.length > 1) throw errors[0].err;
+  const allFailed = stored.length === 0 && errors.length > 1;
+  if (stored.length > 0) deps.blame.stored();
+  if (allFailed) {
+    const blamed = deps.blame.all;
+    deps.blame.allFailed();
+    if (!blamed) throw errors[0].err;
+  }
   const failed: Apart<R>['failed'] = [];
   for (const { id, err } of errors) {
     const reason = reasonOf(err);
@@ -53,5 +81,5 @@ export async function storeApart<I, R>(units: Array<Unit<I>>, deps: {
     if (note.outcome === 'set-aside') deps.log.error({ inbound_id: id, attempts: note.attempts, reason }, 'inbound message set aside: it failed every try to store it (mailstead set-aside list)');
     else if (note.outcome === 'retry') deps.log.warn({ inbound_id: id, attempts: note.attempts, reason }, 'inbound message could not be stored; the rest of its batch went on, it is tried again later');
   }
-  return { stored, failed };
+  return { stored, failed, allFailed };
 }

@@ -15,7 +15,7 @@ import type { IngestStore } from './store.js';
 import type { RawParser } from './types.js';
 import { BUSY_WINDOW_MS, DEFAULT_DRAIN_MS_PER_ROW, MAX_BACKLOG_MS, MAX_BURST_MS } from './pace.js';
 import { BATCH_BYTES } from './worker.js';
-import { storeApart } from './isolate.js';
+import { createBlame, storeApart } from './isolate.js';
 import { MAX_ATTEMPTS, noteFailure, retryDelayMs, type FailureNote } from './set-aside.js';
 
 /**
@@ -92,6 +92,8 @@ export function createPgIngestWorker(deps: {
     return { id: row.id, targets, encoded, mailFrom: envelope.mailFrom, size: row.size, rawPath: null };
   }
 
+  /** Whether a split whose every message fails counts them (isolate.ts). */
+  const blame = createBlame();
   /** The rows the last batch claimed (a failed batch is stored again message by message: storeApartBatch). */
   let lastClaimed: number[] = [];
 
@@ -171,6 +173,7 @@ export function createPgIngestWorker(deps: {
       storedIds.push(...prepared.map((p) => p.id), ...failed.filter((f) => f.final).map((f) => f.id));
     });
     if (taken === 0) return 0;
+    blame.stored();
     void count();
     for (const id of storedIds) retryAt.delete(id);
     // Committed. The scratch files moved into the table go (a later parse of the same content writes its own).
@@ -209,7 +212,7 @@ export function createPgIngestWorker(deps: {
 
   /** A batch that failed, stored again message by message (isolate.ts); throws when the fault is not the messages'. */
   async function storeApartBatch(ids: number[]): Promise<void> {
-    await storeApart(ids.map((id) => ({ id, input: id })), { store: async (id) => ((await batch([id])) > 0 ? id : null), note, log });
+    await storeApart(ids.map((id) => ({ id, input: id })), { store: async (id) => ((await batch([id])) > 0 ? id : null), note, blame, log });
   }
 
   /** Counts the SMTP rows waiting (for the backlog gauges; the storing needs no count). */
@@ -241,6 +244,9 @@ export function createPgIngestWorker(deps: {
               await storeApartBatch(claimed);
             } catch (fault) {
               if (stopped) break;
+              // Every message failed and none was counted (the database's fault, isolate.ts): they
+              // wait a while, so they neither spin nor hold back mail that arrives meanwhile.
+              for (const id of claimed) retryAt.set(id, clock.now() + retryDelayMs(0));
               log.error({ err: fault }, 'ingest batch failed; will retry');
               await new Promise((r) => setTimeout(r, FAILURE_PAUSE_MS));
             }

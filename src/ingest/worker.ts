@@ -7,7 +7,7 @@ import type { Journal } from './journal.js';
 import { BATCH_ROWS, BUSY_PAUSE_RATIO, DEFAULT_DRAIN_MS_PER_ROW, inflowDelayMs, LOADED_BATCH_ROWS, pace } from './pace.js';
 import type { Envelope, Target } from './message.js';
 import type { StorageThread } from './storage-thread.js';
-import { storeApart, type Unit } from './isolate.js';
+import { createBlame, storeApart, type Unit } from './isolate.js';
 import { MAX_ATTEMPTS, retryDelayMs } from './set-aside.js';
 import type { IngestStore } from './store.js';
 import type { QueuedRawParser, RawParser } from './types.js';
@@ -72,6 +72,9 @@ export function createIngestWorker(deps: {
     else throw new Error(`inbound row ${row.id} has no raw bytes`);
     return { id: row.id, targets, encoded, mailFrom: envelope.mailFrom, size: row.size, rawPath: row.raw_path };
   }
+
+  /** Whether a split whose every message fails counts them (isolate.ts). */
+  const blame = createBlame();
 
   /** Rows picked for a batch and not yet stored: the next batch must not pick them again. */
   const inFlight = new Set<number>();
@@ -161,7 +164,7 @@ export function createIngestWorker(deps: {
       ...b.prepared.map((p) => ({ id: p.id, input: { apiIds: [], prepared: [p], failed: [] } })),
       ...b.failed.map((f) => ({ id: f.id, input: { apiIds: [], prepared: [], failed: [f] } })),
     ];
-    const apart = await storeApart(units, { store: (input) => deps.thread.store(input), note: (id, reason) => deps.thread.note(id, reason), log });
+    const apart = await storeApart(units, { store: (input) => deps.thread.store(input), note: (id, reason) => deps.thread.note(id, reason), blame, log });
     const api = new Set(b.apiIds);
     const results = apart.stored.map((s) => s.result);
     const result: StoreResult = {
@@ -186,6 +189,7 @@ export function createIngestWorker(deps: {
     let retry: Array<{ id: number; attempts: number }> = [];
     try {
       ({ unlink, forwarded, mailboxIds } = await deps.thread.store({ apiIds: b.apiIds, prepared: b.prepared, failed: b.failed }));
+      blame.stored();
     } catch (err) {
       if (stopped) { release(b.picked); throw err; }
       log.warn({ reason: (err as Error)?.message, rows: b.picked.length }, 'ingest batch failed; storing its messages one by one');
@@ -194,6 +198,9 @@ export function createIngestWorker(deps: {
         ({ unlink, forwarded, mailboxIds } = apart.result);
         ({ smtpDone, retry } = apart);
       } catch (e) {
+        // Every message failed and none was counted (the database's fault, isolate.ts): they wait
+        // a while, so they neither spin nor hold back mail that arrives meanwhile.
+        if (!stopped) for (const id of b.picked) retryAt.set(id, b.now + retryDelayMs(0));
         release(b.picked);
         throw e;
       }
