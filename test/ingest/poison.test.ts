@@ -1,5 +1,6 @@
 import test from 'ava';
 import { startTestApp, type TestClient } from '../helpers/app.js';
+import { inboundBody, makeInbox, postInbound, waitForEmails } from '../helpers/emails.js';
 import { listAll, provision, rawSession } from '../helpers/smtp.js';
 
 /** Sends `bytes` (ending with CRLF, no line starting with a dot) as one message over a raw socket, exactly as given. */
@@ -102,4 +103,27 @@ test('hostile mail (NUL, invalid UTF-8, 2,000 parts) is stored with U+FFFD text 
   }
   // Search reads the same text.
   t.is((await app.get(`/v1/emails?q=${encodeURIComponent('subject')}`, key)).body.data.length, 1);
+});
+
+test('API mail with NUL in its text is accepted and stored with U+FFFD, beside ordinary mail of the same group', async (t) => {
+  const app = await startTestApp(t);
+  const inbox = await makeInbox(app);
+  const hostile = inboundBody(inbox.address, {
+    message_id: '<nul\u0000id@sender.example>', subject: 'api\u0000subject', from_name: 'A\u0000B', body_text: 'text\u0000body', body_html: '<p>h\u0000</p>',
+    headers: { 'x-nul': 'v\u0000w', 'x-list': ['a\u0000', 'b'] },
+    attachments: [{ filename: 'f\u0000.txt', content_type: 'text/plain', content: Buffer.from('bytes\u0000kept').toString('base64') }],
+  });
+  // Posted together, so on PostgreSQL they share one group commit: the hostile one must not fail the other.
+  const [a, b] = await Promise.all([postInbound(app, inbox.key, hostile), postInbound(app, inbox.key, inboundBody(inbox.address, { subject: 'plain api' }))]);
+  t.is(a.status, 200, JSON.stringify(a.body));
+  t.is(b.status, 200, JSON.stringify(b.body));
+  const listed = await waitForEmails(app, inbox.key, 2);
+  const item = listed.find((e) => e.subject.startsWith('api'));
+  const full = (await app.get(`/v1/emails/${item.id}`, inbox.key)).body.data;
+  t.like(full, { subject: 'api\uFFFDsubject', from_name: 'A\uFFFDB', body_text: 'text\uFFFDbody', body_html: '<p>h\uFFFD</p>', message_id: '<nul\uFFFDid@sender.example>' });
+  t.deepEqual([full.headers['x-nul'], full.headers['x-list']], ['v\uFFFDw', ['a\uFFFD', 'b']]);
+  t.is(full.attachments[0].filename, 'f\uFFFD.txt');
+  const link = (await app.get(`/v1/emails/${item.id}/attachments/${full.attachments[0].id}`, inbox.key)).body.data.url as string;
+  const content = await fetch(app.base + new URL(link).pathname.replace(/^\/api/, ''));
+  t.is(Buffer.from(await content.arrayBuffer()).toString('latin1'), 'bytes\u0000kept', 'attachment bytes are bytes, never changed');
 });
