@@ -2,6 +2,7 @@ import type { Db } from '../db/connection.js';
 import { iso } from '../format.js';
 import { queueExternalOfRecord } from '../submission/commit.js';
 import type { Envelope, Target } from './message.js';
+import { safeText } from './safe-text.js';
 import type { IngestStore } from './store.js';
 
 /**
@@ -39,7 +40,8 @@ export interface SetAsideMessage {
   recipients: string[];
 }
 
-const reasonOf = (error: string) => error.slice(0, 500);
+/** A failure's reason as stored: short, and storable whatever an error message quoted (safe-text.ts). */
+const reasonOf = (error: string) => safeText(error.slice(0, 500));
 
 /**
  * Sets a queued message aside. A submission's external recipients ride on its record and need no
