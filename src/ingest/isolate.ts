@@ -54,11 +54,14 @@ export async function storeApart<I, R>(units: Array<Unit<I>>, deps: {
   store(input: I): Promise<R | null>;
   note(id: number, reason: string): Promise<FailureNote>;
   blame: Blame;
+  /** The worker is stopping: what was cut off is no failure of its message (nothing more is tried or counted). */
+  stopping(): boolean;
   log: Logger;
 }): Promise<Apart<R>> {
   const stored: Apart<R>['stored'] = [];
   const errors: Array<{ id: number; err: unknown }> = [];
   for (const u of units) {
+    if (deps.stopping()) throw new Error('ingest stopping');
     try {
       const result = await deps.store(u.input);
       if (result !== null) stored.push({ id: u.id, result });
@@ -66,6 +69,7 @@ export async function storeApart<I, R>(units: Array<Unit<I>>, deps: {
       errors.push({ id: u.id, err });
     }
   }
+  if (deps.stopping()) throw new Error('ingest stopping');
   const allFailed = stored.length === 0 && errors.length > 1;
   if (stored.length > 0) deps.blame.stored();
   if (allFailed) {

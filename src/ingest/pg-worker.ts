@@ -212,7 +212,7 @@ export function createPgIngestWorker(deps: {
 
   /** A batch that failed, stored again message by message (isolate.ts); throws when the fault is not the messages'. */
   async function storeApartBatch(ids: number[]): Promise<void> {
-    await storeApart(ids.map((id) => ({ id, input: id })), { store: async (id) => ((await batch([id])) > 0 ? id : null), note, blame, log });
+    await storeApart(ids.map((id) => ({ id, input: id })), { store: async (id) => ((await batch([id])) > 0 ? id : null), note, blame, stopping: () => stopped, log });
   }
 
   /** Counts the SMTP rows waiting (for the backlog gauges; the storing needs no count). */

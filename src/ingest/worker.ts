@@ -164,7 +164,7 @@ export function createIngestWorker(deps: {
       ...b.prepared.map((p) => ({ id: p.id, input: { apiIds: [], prepared: [p], failed: [] } })),
       ...b.failed.map((f) => ({ id: f.id, input: { apiIds: [], prepared: [], failed: [f] } })),
     ];
-    const apart = await storeApart(units, { store: (input) => deps.thread.store(input), note: (id, reason) => deps.thread.note(id, reason), blame, log });
+    const apart = await storeApart(units, { store: (input) => deps.thread.store(input), note: (id, reason) => deps.thread.note(id, reason), blame, stopping: () => stopped, log });
     const api = new Set(b.apiIds);
     const results = apart.stored.map((s) => s.result);
     const result: StoreResult = {
