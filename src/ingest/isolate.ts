@@ -43,12 +43,12 @@ const reasonOf = (err: unknown) => String((err as Error)?.message ?? err).slice(
  *
  * When every message of a split of two or more fails alone, the fault is more likely the
  * database's (a full disk, a database that refuses writes) than theirs: unless something was
- * stored since the last such split (`blameAll`), nothing is counted and the first error is thrown,
- * so the batch is retried later as before. An outage then counts at most one try against the mail
- * it holds, and no good mail is set aside for it, while poison messages that meet in one batch are
- * still counted whenever mail flows between their tries. `store` answers
- * null for a message it found no longer queued (another node took it): neither stored nor failed.
- * The reason logged is the error's message only (never the message's text).
+ * stored since the last such split (`blame`), nothing is counted and the first error is thrown, so
+ * the batch is retried later as before. An outage then counts at most one try against the mail it
+ * holds, and no good mail is set aside for it, while poison messages that meet in one batch are
+ * still counted whenever mail flows between their tries. `store` answers null for a message it
+ * found no longer queued (another node took it): neither stored nor failed. The reason logged is
+ * the error's message only (never the message's text).
  */
 export async function storeApart<I, R>(units: Array<Unit<I>>, deps: {
   store(input: I): Promise<R | null>;
