@@ -47,7 +47,8 @@ const reasonOf = (err: unknown) => String((err as Error)?.message ?? err).slice(
  * the batch is retried later as before. An outage then counts at most one try against the mail it
  * holds, and no good mail is set aside for it, while poison messages that meet in one batch are
  * still counted whenever mail flows between their tries. `store` answers null for a message it
- * found no longer queued (another node took it): neither stored nor failed. The reason logged is
+ * found no longer queued (another node took it): neither stored nor failed. A batch of one
+ * message is always counted: nothing tells its fault from the database's. The reason logged is
  * the error's message only (never the message's text).
  */
 export async function storeApart<I, R>(units: Array<Unit<I>>, deps: {
