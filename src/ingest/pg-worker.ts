@@ -94,15 +94,18 @@ export function createPgIngestWorker(deps: {
 
   /** Whether a split whose every message fails counts them (isolate.ts). */
   const blame = createBlame();
-  /** The rows the last batch claimed (a failed batch is stored again message by message: storeApartBatch). */
+  /** The rows the last batch claimed, and its parses (a failed batch is stored again message by message: storeApartBatch). */
   let lastClaimed: number[] = [];
+  let lastParsed = new Map<number, ParsedRaw>();
 
   /**
    * Claims, parses and stores one batch (of the rows `only` when given); returns how many rows it
-   * took (0: nothing to do).
+   * took (0: nothing to do). Rows in `parsed` are not parsed again: a failed batch's parses (and
+   * the attachment files they wrote, removed only after a commit) serve its messages stored alone.
    */
-  async function batch(only?: number[]): Promise<number> {
+  async function batch(only?: number[], parsed?: Map<number, ParsedRaw>): Promise<number> {
     lastClaimed = [];
+    lastParsed = new Map();
     const now = clock.now();
     const hints: QueuedHint[] = [];
     const events = createEventRecorder({ clock, onQueued: (h) => { hints.push(...h); } });
@@ -141,17 +144,18 @@ export function createPgIngestWorker(deps: {
       };
       // Stopping while parsing (authentication may wait on DNS for seconds): the batch is abandoned
       // and rolls back, and parses cut off by the closing parser are no failures of their messages.
-      const parsed = await Promise.race([
-        Promise.all(rows.map((row) => parse(row).catch((err) => { if (!stopped) failure(row.id, err); return null; }))),
+      const results = await Promise.race([
+        Promise.all(rows.map((row) => parsed?.get(row.id) ?? parse(row).catch((err) => { if (!stopped) failure(row.id, err); return null; }))),
         stopping,
       ]);
+      for (const p of results) if (p) lastParsed.set(p.id, p);
       // Locks in the order every writer of mail takes them, so none waits on another in a cycle: the
       // update-marker row first (markers.ts; the writer takes its markers under it), then blob rows,
       // then the mailbox rows storeBatch updates, in id order (see lockMailboxes). Parsing is done
       // by now: no other writer waits on the marker while a message is parsed.
       await deps.markers.ready(trx);
       const prepared: ParsedRaw[] = [];
-      for (const p of parsed) {
+      for (const p of results) {
         if (!p) continue;
         // The parser made the attachments files of this node; the database is where every node reads them.
         try {
@@ -211,8 +215,8 @@ export function createPgIngestWorker(deps: {
   }
 
   /** A batch that failed, stored again message by message (isolate.ts); throws when the fault is not the messages'. */
-  async function storeApartBatch(ids: number[]): Promise<void> {
-    await storeApart(ids.map((id) => ({ id, input: id })), { store: async (id) => ((await batch([id])) > 0 ? id : null), note, blame, stopping: () => stopped, log });
+  async function storeApartBatch(ids: number[], parsed: Map<number, ParsedRaw>): Promise<void> {
+    await storeApart(ids.map((id) => ({ id, input: id })), { store: async (id) => ((await batch([id], parsed)) > 0 ? id : null), note, blame, stopping: () => stopped, log });
   }
 
   /** Counts the SMTP rows waiting (for the backlog gauges; the storing needs no count). */
@@ -238,10 +242,11 @@ export function createPgIngestWorker(deps: {
             // message that cannot be stored holds none of the others back (isolate.ts). A parse
             // failure is no batch failure: it is counted against its message inside the batch.
             const claimed = lastClaimed;
+            const parsed = lastParsed;
             try {
               if (claimed.length === 0) throw err;
               log.warn({ reason: (err as Error)?.message, rows: claimed.length }, 'ingest batch failed; storing its messages one by one');
-              await storeApartBatch(claimed);
+              await storeApartBatch(claimed, parsed);
             } catch (fault) {
               if (stopped) break;
               // Every message failed and none was counted (the database's fault, isolate.ts): they
