@@ -214,9 +214,14 @@ export function createPgIngestWorker(deps: {
     return noted;
   }
 
-  /** A batch that failed, stored again message by message (isolate.ts); throws when the fault is not the messages'. */
-  async function storeApartBatch(ids: number[], parsed: Map<number, ParsedRaw>): Promise<void> {
-    await storeApart(ids.map((id) => ({ id, input: id })), { store: async (id) => ((await batch([id], parsed)) > 0 ? id : null), note, blame, stopping: () => stopped, log });
+  /** A batch that failed, stored again in parts (isolate.ts); false when nothing was stored or counted (the fault is not the messages'). */
+  async function storeApartBatch(ids: number[], parsed: Map<number, ParsedRaw>): Promise<boolean> {
+    const apart = await storeApart(ids.map((id) => ({ id, input: id })), {
+      store: async (part) => ((await batch(part, parsed)) > 0 ? part : null), note, blame, stopping: () => stopped, log,
+    });
+    // Deferred messages wait as long as a first retry, uncounted.
+    for (const id of apart.deferred) retryAt.set(id, clock.now() + retryDelayMs(0));
+    return apart.stored.length > 0 || apart.failed.length > 0;
   }
 
   /** Counts the SMTP rows waiting (for the backlog gauges; the storing needs no count). */
@@ -245,8 +250,8 @@ export function createPgIngestWorker(deps: {
             const parsed = lastParsed;
             try {
               if (claimed.length === 0) throw err;
-              log.warn({ reason: (err as Error)?.message, rows: claimed.length }, 'ingest batch failed; storing its messages one by one');
-              await storeApartBatch(claimed, parsed);
+              log.warn({ reason: (err as Error)?.message, rows: claimed.length }, 'ingest batch failed; storing it in parts');
+              if (!(await storeApartBatch(claimed, parsed))) throw err;
             } catch (fault) {
               if (stopped) break;
               // Every message failed and none was counted (the database's fault, isolate.ts): they

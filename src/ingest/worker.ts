@@ -155,16 +155,23 @@ export function createIngestWorker(deps: {
   }
 
   /**
-   * A batch whose transaction failed, stored message by message (isolate.ts): what was stored in
-   * all, the SMTP messages done with (stored or set aside), and the ones to try again later.
+   * A batch whose transaction failed, stored in parts (isolate.ts): what was stored in all, the
+   * SMTP messages done with (stored or set aside), and the ones to try again later. Null when
+   * nothing was stored or counted (the database's fault, not the messages').
    */
-  async function storeApartBatch(b: Ready): Promise<{ result: StoreResult; smtpDone: number; retry: Array<{ id: number; attempts: number }> }> {
+  async function storeApartBatch(b: Ready): Promise<{ result: StoreResult; smtpDone: number; retry: Array<{ id: number; attempts: number }> } | null> {
     const units: Array<Unit<StoreInput>> = [
       ...b.apiIds.map((id) => ({ id, input: { apiIds: [id], prepared: [], failed: [] } })),
       ...b.prepared.map((p) => ({ id: p.id, input: { apiIds: [], prepared: [p], failed: [] } })),
       ...b.failed.map((f) => ({ id: f.id, input: { apiIds: [], prepared: [], failed: [f] } })),
     ];
-    const apart = await storeApart(units, { store: (input) => deps.thread.store(input), note: (id, reason) => deps.thread.note(id, reason), blame, stopping: () => stopped, log });
+    const merge = (inputs: StoreInput[]): StoreInput => ({
+      apiIds: inputs.flatMap((i) => i.apiIds), prepared: inputs.flatMap((i) => i.prepared), failed: inputs.flatMap((i) => i.failed),
+    });
+    const apart = await storeApart(units, {
+      store: (inputs) => deps.thread.store(merge(inputs)), note: (id, reason) => deps.thread.note(id, reason), blame, stopping: () => stopped, log,
+    });
+    if (apart.stored.length === 0 && apart.failed.length === 0) return null;
     const api = new Set(b.apiIds);
     const results = apart.stored.map((s) => s.result);
     const result: StoreResult = {
@@ -174,9 +181,11 @@ export function createIngestWorker(deps: {
     };
     // A parse failure's unit stored its note (the row stays queued unless final): only final ones are done.
     const notFinal = new Set(b.failed.filter((f) => !f.final).map((f) => f.id));
-    const smtpDone = apart.stored.filter((s) => !api.has(s.id) && !notFinal.has(s.id)).length
+    const smtpDone = apart.stored.flatMap((s) => s.ids).filter((id) => !api.has(id) && !notFinal.has(id)).length
       + apart.failed.filter((f) => !api.has(f.id) && f.note.outcome === 'set-aside').length;
     const retry = apart.failed.filter((f) => f.note.outcome === 'retry').map((f) => ({ id: f.id, attempts: f.note.attempts }));
+    // Deferred messages wait as long as a first retry, uncounted.
+    for (const id of apart.deferred) retry.push({ id, attempts: 1 });
     return { result, smtpDone, retry };
   }
 
@@ -192,9 +201,10 @@ export function createIngestWorker(deps: {
       blame.stored();
     } catch (err) {
       if (stopped) { release(b.picked); throw err; }
-      log.warn({ reason: (err as Error)?.message, rows: b.picked.length }, 'ingest batch failed; storing its messages one by one');
+      log.warn({ reason: (err as Error)?.message, rows: b.picked.length }, 'ingest batch failed; storing it in parts');
       try {
         const apart = await storeApartBatch(b);
+        if (!apart) throw err;
         ({ unlink, forwarded, mailboxIds } = apart.result);
         ({ smtpDone, retry } = apart);
       } catch (e) {
