@@ -2,12 +2,13 @@ import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import type { BlobStore } from './blobs.js';
-import type { Failure, ParsedRaw, StoreInput, StoreResult } from './commits.js';
+import type { Failure, ParsedRaw } from './commits.js';
 import type { Journal } from './journal.js';
 import { BATCH_ROWS, BUSY_PAUSE_RATIO, DEFAULT_DRAIN_MS_PER_ROW, inflowDelayMs, LOADED_BATCH_ROWS, pace } from './pace.js';
 import type { Envelope, Target } from './message.js';
 import type { StorageThread } from './storage-thread.js';
-import { createBlame, storeApart, type Unit } from './isolate.js';
+import { createBlame } from './isolate.js';
+import { storeInParts } from './split-batch.js';
 import { MAX_ATTEMPTS, retryDelayMs } from './set-aside.js';
 import type { IngestStore } from './store.js';
 import type { QueuedRawParser, RawParser } from './types.js';
@@ -154,42 +155,7 @@ export function createIngestWorker(deps: {
     after = Math.min(after, picked[0] - 1);
   }
 
-  /**
-   * A batch whose transaction failed, stored in parts (isolate.ts): what was stored in all, the
-   * SMTP messages done with (stored or set aside), and the ones to try again later. Null when
-   * nothing was stored or counted (the database's fault, not the messages').
-   */
-  async function storeApartBatch(b: Ready): Promise<{ result: StoreResult; smtpDone: number; retry: Array<{ id: number; attempts: number }> } | null> {
-    const units: Array<Unit<StoreInput>> = [
-      ...b.apiIds.map((id) => ({ id, input: { apiIds: [id], prepared: [], failed: [] } })),
-      ...b.prepared.map((p) => ({ id: p.id, input: { apiIds: [], prepared: [p], failed: [] } })),
-      ...b.failed.map((f) => ({ id: f.id, input: { apiIds: [], prepared: [], failed: [f] } })),
-    ];
-    const merge = (inputs: StoreInput[]): StoreInput => ({
-      apiIds: inputs.flatMap((i) => i.apiIds), prepared: inputs.flatMap((i) => i.prepared), failed: inputs.flatMap((i) => i.failed),
-    });
-    const apart = await storeApart(units, {
-      store: (inputs) => deps.thread.store(merge(inputs)), note: (id, reason) => deps.thread.note(id, reason), blame, stopping: () => stopped, log,
-    });
-    if (apart.stored.length === 0 && apart.failed.length === 0) return null;
-    const api = new Set(b.apiIds);
-    const results = apart.stored.map((s) => s.result);
-    const result: StoreResult = {
-      unlink: results.flatMap((r) => r.unlink), stored: results.reduce((n, r) => n + r.stored, 0),
-      forwarded: results.reduce((n, r) => n + r.forwarded, 0) + apart.failed.reduce((n, f) => n + f.note.forwarded, 0),
-      mailboxIds: [...new Set(results.flatMap((r) => r.mailboxIds))],
-    };
-    // A parse failure's unit stored its note (the row stays queued unless final): only final ones are done.
-    const notFinal = new Set(b.failed.filter((f) => !f.final).map((f) => f.id));
-    const smtpDone = apart.stored.flatMap((s) => s.ids).filter((id) => !api.has(id) && !notFinal.has(id)).length
-      + apart.failed.filter((f) => !api.has(f.id) && f.note.outcome === 'set-aside').length;
-    const retry = apart.failed.filter((f) => f.note.outcome === 'retry').map((f) => ({ id: f.id, attempts: f.note.attempts }));
-    // Deferred messages wait as long as a first retry, uncounted.
-    for (const id of apart.deferred) retry.push({ id, attempts: 1 });
-    return { result, smtpDone, retry };
-  }
-
-  /** Has the storage thread store a prepared batch in one transaction (else message by message), then cleans up after it. */
+  /** Has the storage thread store a prepared batch in one transaction (else in parts, split-batch.ts), then cleans up after it. */
   async function storeBatch(b: Ready): Promise<void> {
     let unlink: string[];
     let forwarded: number;
@@ -203,7 +169,7 @@ export function createIngestWorker(deps: {
       if (stopped) { release(b.picked); throw err; }
       log.warn({ reason: (err as Error)?.message, rows: b.picked.length }, 'ingest batch failed; storing it in parts');
       try {
-        const apart = await storeApartBatch(b);
+        const apart = await storeInParts(b, { thread: deps.thread, blame, stopping: () => stopped, log });
         if (!apart) throw err;
         ({ unlink, forwarded, mailboxIds } = apart.result);
         ({ smtpDone, retry } = apart);
