@@ -6,6 +6,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { backupPostgres, restorePostgres } from './backup/postgres.js';
 import { restoreSqlite } from './backup/sqlite.js';
 import { openConfiguredDatabase } from './db/open.js';
+import { setAsideCommand } from './ingest/set-aside-cli.js';
 import { createTenantService } from './tenants/service.js';
 import { createTenantStore } from './tenants/store.js';
 
@@ -15,7 +16,8 @@ const USAGE = `usage:
   mailstead key revoke KEY
   mailstead plan set NAME active|none
   mailstead backup FILE
-  mailstead restore FILE [--force]`;
+  mailstead restore FILE [--force]
+  mailstead set-aside list|retry ID|discard ID`;
 
 /** A mistake in the command line: exit code 2. */
 class UsageError extends Error {}
@@ -59,7 +61,7 @@ async function run(argv: string[]): Promise<string> {
   const { positionals: [noun, verb, ...rest], values } = parsed;
   const fileCommand = noun === 'backup' || noun === 'restore';
   const command = `${noun ?? ''} ${fileCommand ? '' : verb ?? ''}`.trim();
-  const known = ['tenant create', 'key create', 'key revoke', 'plan set', 'backup', 'restore'];
+  const known = ['tenant create', 'key create', 'key revoke', 'plan set', 'backup', 'restore', 'set-aside list', 'set-aside retry', 'set-aside discard'];
   if (!known.includes(command)) usage(noun ? `unknown command "${[noun, verb].filter(Boolean).join(' ')}"` : 'no command given');
   if (values.force && command !== 'restore') usage('--force is an option of restore only');
 
@@ -83,6 +85,8 @@ async function run(argv: string[]): Promise<string> {
   try {
     const tenants = createTenantService({ db: database.db, store: createTenantStore(), clock: systemClock, cooldownSeconds: config.cooldownSeconds });
     switch (command) {
+      case 'set-aside list': case 'set-aside retry': case 'set-aside discard':
+        return await setAsideCommand({ db: database.db, postgres: database.dialect === 'postgres', dataDir: config.dataDir, verb, args: rest, usage });
       case 'tenant create': {
         if (!verb || rest.length !== 1) usage('tenant create takes exactly one NAME');
         const name = rest[0];
