@@ -5,7 +5,7 @@ import type { Logger } from '../logger.js';
 import { ApiError } from '../errors.js';
 import { sqliteClaims, type TaskClaims } from './claims.js';
 import { createTaskStore, toTask } from './store.js';
-import type { NewTask, Task, TaskHandler } from './types.js';
+import { TaskInterrupted, type NewTask, type Task, type TaskHandler } from './types.js';
 
 const MAX_TIMER_MS = 60_000;
 /** The lane of a handler that names none. */
@@ -47,7 +47,10 @@ export function createTaskQueue({ db, clock, logger, concurrency = 4, lanes = {}
       });
       log.debug('task completed');
     } catch (err) {
-      if (err instanceof ApiError) {
+      if (err instanceof TaskInterrupted) {
+        await store.requeue(db, row.id, clock.now());
+        log.info('task interrupted by the stop, queued again');
+      } else if (err instanceof ApiError) {
         await store.fail(db, row.id, clock.now(), err.reason);
         log.info({ reason: err.reason }, 'task failed');
       } else if (row.attempts < (handler.attempts ?? 3) && !stopped) {
