@@ -6,13 +6,15 @@ import { ConfigError, loadConfig } from './config.js';
 import { openConfiguredDatabase } from './db/open.js';
 import { createTenantService } from './tenants/service.js';
 import { createTenantStore } from './tenants/store.js';
+import { CliUsage, IMPORT_USAGE, importExportCommand } from './import/cli.js';
 
 const USAGE = `usage:
   mailstead tenant create NAME [--plan active|none] [--admin]
   mailstead key create --tenant NAME --perms read,write,inbound,webhook
   mailstead key revoke KEY
   mailstead plan set NAME active|none
-  mailstead backup FILE`;
+  mailstead backup FILE
+${IMPORT_USAGE}`;
 
 /** A mistake in the command line: exit code 2. */
 class UsageError extends Error {}
@@ -29,6 +31,14 @@ function planValue(v: string | undefined): boolean {
 
 /** Runs one admin command against the data directory of MAILSTEAD_DATA_DIR; the server may be running. */
 async function run(argv: string[]): Promise<string> {
+  if (argv[0] === 'import' || argv[0] === 'export') {
+    try {
+      return await importExportCommand(argv, loadConfig());
+    } catch (err) {
+      if (err instanceof CliUsage) usage(err.message);
+      throw err;
+    }
+  }
   let parsed;
   try {
     parsed = parseArgs({

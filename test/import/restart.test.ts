@@ -4,7 +4,7 @@ import { startDovecot } from '../helpers/dovecot.js';
 import { freshPostgresDatabase, onPostgres } from '../helpers/pg.js';
 import { processApi, runCli, startServerProcess } from '../helpers/process.js';
 
-const PER_FOLDER = 1500;
+const PER_FOLDER = 800;
 const FOLDERS = ['INBOX', 'Archive'];
 
 /** Polls `probe` until it answers a value, within a bounded time. */
