@@ -1,4 +1,4 @@
-import { createReadStream } from 'node:fs';
+import { createReadStream, existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { sql } from 'kysely';
 import type { Db } from '../db/connection.js';
@@ -56,6 +56,9 @@ export function importTaskHandler(deps: {
     const progress = createProgress(task.results as Partial<ImportResults> | null);
     const sink = createImportSink({ db, messages: deps.messages, hostname: deps.hostname, tenantId: task.tenantId, mailboxId: p.mailbox_id, taskId: task.id, progress });
     await progress.save(db, task.id);
+    if (p.source !== 'imap' && !existsSync(p.file)) {
+      throw new ApiError(422, 'The uploaded file is not in this node\'s data directory (several nodes must share <data dir>/imports/)');
+    }
     if (p.source === 'imap') {
       if (!p.password_sealed) throw new ApiError(422, 'The source password is no longer kept; start the import again');
       let address: string;
