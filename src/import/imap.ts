@@ -57,9 +57,19 @@ export async function importImap(src: ImapSource, o: {
   };
   const client = new ImapFlow(options);
   client.on('error', () => undefined);
-  const stop = () => { client.close(); };
+  // A stop closes the connection and ends the import at once, even in the middle of a connect
+  // that would otherwise wait for its timeout.
+  let stop = () => { client.close(); };
+  const stopped = new Promise<never>((_, reject) => {
+    stop = () => {
+      reject(new Error('import stopped'));
+      try { client.close(); } catch { /* not connected yet */ }
+    };
+  });
+  stopped.catch(() => undefined);
+  if (o.signal.aborted) stop();
   o.signal.addEventListener('abort', stop, { once: true });
-  try {
+  const work = async () => {
     try {
       await client.connect();
     } catch (err) {
@@ -116,8 +126,20 @@ export async function importImap(src: ImapSource, o: {
         lock.release();
       }
     }
+  };
+  const running = work();
+  running.catch(() => undefined);
+  try {
+    await Promise.race([running, stopped]);
   } finally {
     o.signal.removeEventListener('abort', stop);
+    // Stopped: a batch being written finishes (the socket is closed, so reading ends at once), but
+    // a connect that hangs is not waited for.
+    if (o.signal.aborted) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([running.then(() => undefined, () => undefined), new Promise<void>((r) => { timer = setTimeout(r, 3000); })]);
+      clearTimeout(timer);
+    }
     if (client.usable) await client.logout().catch(() => client.close()); else client.close();
   }
 }

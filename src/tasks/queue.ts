@@ -48,7 +48,8 @@ export function createTaskQueue({ db, clock, logger, concurrency = 4, lanes = {}
       log.debug('task completed');
     } catch (err) {
       if (err instanceof TaskInterrupted) {
-        await store.requeue(db, row.id, clock.now());
+        // A second later: until this process has stopped, claiming it again would only interrupt it again.
+        await store.requeue(db, row.id, clock.now() + 1000);
         log.info('task interrupted by the stop, queued again');
       } else if (err instanceof ApiError) {
         await store.fail(db, row.id, clock.now(), err.reason);

@@ -158,3 +158,46 @@ test('private hosts are refused unless allowed; another tenant\'s mailbox is 404
   const unknownTask = await app.get('/v1/get/import?task_id=999999', box.key);
   t.is(unknownTask.status, 404);
 });
+
+/** A TCP server on loopback that accepts and never greets: an IMAP import against it stays running. */
+async function silentServer(t: import('ava').ExecutionContext): Promise<number> {
+  const net = await import('node:net');
+  const sockets = new Set<import('node:net').Socket>();
+  const server = net.createServer((s) => { sockets.add(s); s.on('error', () => undefined); s.on('close', () => sockets.delete(s)); });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  t.teardown(() => { for (const s of sockets) s.destroy(); server.close(); });
+  return (server.address() as import('node:net').AddressInfo).port;
+}
+
+test('a tenant has at most two imports under way (429); a stop queues a running import again with its sealed password', async (t) => {
+  t.timeout(120_000);
+  const port = await silentServer(t);
+  const app = await startTestApp(t, { env: ALLOW });
+  const box = await makeInbox(app);
+  const body = { source: 'imap', host: '127.0.0.1', port, security: 'none', username: 'u', password: 'kept-while-running' };
+  const first = await app.post(`/v1/mailboxes/${box.address}/import`, box.key, body);
+  const second = await app.post(`/v1/mailboxes/${box.address}/import`, box.key, body);
+  t.is(first.status, 200);
+  t.is(second.status, 200);
+  const third = await app.post(`/v1/mailboxes/${box.address}/import`, box.key, body);
+  t.is(third.status, 429);
+  t.regex(third.body.reason, /At most 2 imports/);
+  // Another tenant is not held up by this one's limit.
+  const other = await makeInbox(app);
+  t.is((await app.post(`/v1/mailboxes/${other.address}/import`, other.key, body)).status, 200);
+
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const p = await app.get(`/v1/get/import?task_id=${first.body.task_id}`, box.key);
+    if (p.body.status === 'running') { t.is(p.body.results.status, 'running'); break; }
+    if (Date.now() > deadline) t.fail(`still ${p.body.status}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  await app.stop();
+  // Read back by a server started again on the same data directory (and database).
+  const next = await startTestApp(t, { env: ALLOW, dataDir: app.dataDir });
+  const again = await next.app.db.selectFrom('tasks').select(['status', 'payload']).where('id', '=', Number(first.body.task_id)).executeTakeFirstOrThrow();
+  t.true(['queued', 'running'].includes(again.status), again.status);
+  t.true(again.payload.includes('password_sealed'), 'the sealed password waits for the resumed run');
+  t.false(again.payload.includes('kept-while-running'), 'sealed, not in clear');
+});
