@@ -16,6 +16,7 @@ import { installAliases } from './aliases/index.js';
 import { installEmails } from './emails/index.js';
 import { installLegacy } from './legacy/index.js';
 import { installImap } from './imap/index.js';
+import { installImport } from './import/index.js';
 import { answerClientError } from './http/client-error.js';
 import { createRouteRegistry } from './http/registry.js';
 import { createHttpApp } from './http/server.js';
@@ -111,6 +112,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const dns = installDns(core, { domains });
   const imap = installImap(core, { emails, tls });
   const submission = installSubmission(core, { resolve: bounces.resolve, emails, folders: imap.messages, outbound, tls });
+  const imports = installImport(core, { emails, messages: imap.messages }); // import and export (DECISIONS.md section 20)
 
   const lifecycle = { draining: false };
   const http = createHttpApp({ registry, logger, publicUrl: config.publicUrl, metrics, lifecycle, wellKnown: [acme.challenges.middleware] });
@@ -163,6 +165,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
       await acme.stop();
       await cron.stop();
       lifecycle.draining = true;
+      imports.stop();                                        // running imports are queued again and resume at the next start
       const httpClosed = server ? closeHttp(server) : Promise.resolve();
       await Promise.all([httpClosed, smtp.close(), imap.close(), submission.close(), webhooks.stop(), outbound.stop()]);
       await emails.stop();

@@ -9,6 +9,7 @@ import { openConfiguredDatabase } from './db/open.js';
 import { setAsideCommand } from './ingest/set-aside-cli.js';
 import { createTenantService } from './tenants/service.js';
 import { createTenantStore } from './tenants/store.js';
+import { CliUsage, IMPORT_USAGE, importExportCommand } from './import/cli.js';
 
 const USAGE = `usage:
   mailstead tenant create NAME [--plan active|none] [--admin]
@@ -17,7 +18,8 @@ const USAGE = `usage:
   mailstead plan set NAME active|none
   mailstead backup FILE
   mailstead restore FILE [--force]
-  mailstead set-aside list|retry ID|discard ID`;
+  mailstead set-aside list|retry ID|discard ID
+${IMPORT_USAGE}`;
 
 /** A mistake in the command line: exit code 2. */
 class UsageError extends Error {}
@@ -49,6 +51,14 @@ function backupFile(args: Array<string | undefined>): string {
 
 /** Runs one admin command against the data directory of MAILSTEAD_DATA_DIR; the server may be running. */
 async function run(argv: string[]): Promise<string> {
+  if (argv[0] === 'import' || argv[0] === 'export') {
+    try {
+      return await importExportCommand(argv, loadConfig());
+    } catch (err) {
+      if (err instanceof CliUsage) usage(err.message);
+      throw err;
+    }
+  }
   let parsed;
   try {
     parsed = parseArgs({

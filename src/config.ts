@@ -56,6 +56,8 @@ export interface Config {
   outboundMaxAgeSeconds: number;
   /** Milliseconds between IMAP IDLE's looks for changes nobody announced (committed changes wake at once). */
   imapIdlePollMs: number;
+  /** Lets mail imports reach loopback and private IMAP hosts (MAILSTEAD_IMPORT_ALLOW_PRIVATE; development and tests only). */
+  importAllowPrivate: boolean;
 }
 
 /** Thrown for a configuration value that cannot be used; the message names the variable. */
@@ -66,7 +68,7 @@ const VARS = [
   'MAILSTEAD_SMTP_PORT', 'MAILSTEAD_HOSTNAME', 'MAILSTEAD_MX_HOSTS', 'MAILSTEAD_PUBLIC_URL',
   'MAILSTEAD_DNS_SERVERS', 'MAILSTEAD_COOLDOWN_SECONDS', 'MAILSTEAD_LEGACY_COOLDOWN_SECONDS', 'MAILSTEAD_WEBHOOK_ALLOW_PRIVATE',
   'MAILSTEAD_TLS_CERT', 'MAILSTEAD_TLS_KEY', 'MAILSTEAD_RATE_LIMIT', 'MAILSTEAD_INBOUND_RATE_LIMIT',
-  'MAILSTEAD_LOG_LEVEL', 'MAILSTEAD_OUTBOUND_PORT', 'MAILSTEAD_OUTBOUND_ALLOW_PRIVATE',
+  'MAILSTEAD_LOG_LEVEL', 'MAILSTEAD_OUTBOUND_PORT', 'MAILSTEAD_OUTBOUND_ALLOW_PRIVATE', 'MAILSTEAD_IMPORT_ALLOW_PRIVATE',
   'MAILSTEAD_OUTBOUND_RETRY_SCHEDULE', 'MAILSTEAD_OUTBOUND_MAX_AGE_SECONDS',
   'MAILSTEAD_IMAP_PORT', 'MAILSTEAD_IMAP_STARTTLS_PORT', 'MAILSTEAD_IMAP_IDLE_POLL_MS',
   'MAILSTEAD_ACME_EMAIL', 'MAILSTEAD_ACME_DIRECTORY',
@@ -111,6 +113,7 @@ const rawSchema = {
     MAILSTEAD_LOG_LEVEL: { type: 'string', enum: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] },
     MAILSTEAD_OUTBOUND_PORT: { type: 'string', pattern: '^[1-9][0-9]{0,4}$' },
     MAILSTEAD_OUTBOUND_ALLOW_PRIVATE: { type: 'string', enum: ['true', 'false', '1', '0', 'yes', 'no'] },
+    MAILSTEAD_IMPORT_ALLOW_PRIVATE: { type: 'string', enum: ['true', 'false', '1', '0', 'yes', 'no'] },
     MAILSTEAD_OUTBOUND_RETRY_SCHEDULE: { type: 'string', pattern: '^[1-9][0-9]{0,7}(,[1-9][0-9]{0,7}){0,49}$' },
     MAILSTEAD_OUTBOUND_MAX_AGE_SECONDS: { type: 'string', pattern: '^[1-9][0-9]{0,8}$' },
     // A plain mailbox address: the CA sends expiry notices there and refuses anything else.
@@ -205,6 +208,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     logLevel: raw.MAILSTEAD_LOG_LEVEL,
     outboundPort,
     outboundAllowPrivate: ['true', '1', 'yes'].includes(raw.MAILSTEAD_OUTBOUND_ALLOW_PRIVATE),
+    importAllowPrivate: ['true', '1', 'yes'].includes(raw.MAILSTEAD_IMPORT_ALLOW_PRIVATE),
     outboundRetrySchedule: raw.MAILSTEAD_OUTBOUND_RETRY_SCHEDULE.split(',').map(Number),
     outboundMaxAgeSeconds: Number(raw.MAILSTEAD_OUTBOUND_MAX_AGE_SECONDS),
     imapIdlePollMs: Number(raw.MAILSTEAD_IMAP_IDLE_POLL_MS),

@@ -51,7 +51,15 @@ export function buildOpenApi(specs: readonly RouteSpec[], serverUrl: string) {
       ...(s.keyIn === 'legacy' ? { 'x-key-in': s.method === 'get' ? 'query' : 'body' } : {}),
       ...(s.plan ? { 'x-requires-plan': true } : {}),
       parameters: [...parameters(s.params, 'path'), ...parameters(s.query, 'query')],
-      ...(s.body ? { requestBody: { required: true, content: { 'application/json': { schema: s.body } } } } : {}),
+      ...(s.body || s.uploads ? {
+        requestBody: {
+          required: true,
+          content: {
+            ...(s.body ? { 'application/json': { schema: s.body } } : {}),
+            ...Object.fromEntries((s.uploads ?? []).map((t) => [t, { schema: { type: 'string', format: 'binary' } }])),
+          },
+        },
+      } : {}),
       responses,
     };
   }

@@ -18,6 +18,8 @@ export interface RouteInput<B, Q, P> {
   body: B;
   query: Q;
   params: P;
+  /** The media type of a streamed upload the route takes (`uploads`); the handler reads `ctx.req` itself. */
+  upload?: string;
 }
 
 /** One API operation, declared as data: the router and the OpenAPI description are built from it. */
@@ -35,6 +37,11 @@ export interface RouteSpec<B = any, Q = any, P = any> {
   /** Largest accepted JSON body in bytes (default 1 MiB). */
   bodyLimit?: number;
   body?: JsonSchema;
+  /**
+   * Media types the route also takes as a streamed body of any size (mail uploads): such a request
+   * skips JSON reading and its limit, and the handler streams `ctx.req` itself.
+   */
+  uploads?: readonly string[];
   query?: JsonSchema;
   params?: JsonSchema;
   /** The handler itself waits for durability before it returns (so the registry need not). */
@@ -104,7 +111,10 @@ export function createRouteRegistry({ tenants, config, clock, durable }: { tenan
       const input = { key, body: undefined as unknown, query: { ...ctx.query } as Record<string, unknown>, params: { ...ctx.params } as Record<string, unknown> };
       if (params) params(input.params);
       if (query) query(input.query);
-      if (body) {
+      const type = (ctx.get('content-type').split(';')[0] ?? '').trim().toLowerCase();
+      const upload = spec.uploads?.includes(type) ? type : undefined;
+      if (upload) (input as { upload?: string }).upload = upload;
+      else if (body) {
         if (!legacy) rawBody = await readBody(ctx);
         body(rawBody);
         input.body = rawBody;

@@ -32,33 +32,39 @@ export function createMailstore(deps: { messages: FolderMessages; files: EmailFi
     },
 
     /** An APPENDed message parsed into the fields the REST face shows, and IMAP's summary of it. */
-    async parseAppend(raw: Buffer, flags: string[], receivedAt: number): Promise<AppendInput> {
-      const m = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true });
-      const list = (a: AddressObject | AddressObject[] | undefined) => (a ? (Array.isArray(a) ? a : [a]).flatMap((x) => x.value) : []);
-      const from = list(m.from)[0];
-      const headers: Record<string, string | string[]> = {};
-      for (const line of m.headerLines) {
-        const prev = headers[line.key];
-        const value = line.line.slice(line.line.indexOf(':') + 1).trim();
-        headers[line.key] = prev === undefined ? value : [...(Array.isArray(prev) ? prev : [prev]), value];
-      }
-      // The text as ingest stores it: NUL and lone surrogates as U+FFFD (PostgreSQL refuses them).
-      return {
-        raw, flags, receivedAt, imap: imapSummary(raw), hasAttachments: m.attachments.length > 0,
-        ...safeStrings({
-          messageId: m.messageId ?? `<${randomUUID()}@${deps.hostname}>`,
-          fromEmail: from?.address ?? '',
-          fromName: from?.name || null,
-          toEmail: list(m.to).map((a) => a.address ?? '').filter(Boolean).join(', '),
-          subject: m.subject ?? '',
-          cc: list(m.cc).map((a) => a.address ?? '').filter(Boolean),
-          bcc: list(m.bcc).map((a) => a.address ?? '').filter(Boolean),
-          headers,
-          bodyText: m.text ?? null,
-          bodyHtml: typeof m.html === 'string' ? m.html : null,
-        }),
-      };
-    },
+    parseAppend: (raw: Buffer, flags: string[], receivedAt: number) => parseAppended(raw, flags, receivedAt, deps.hostname),
   };
 }
 export type Mailstore = ReturnType<typeof createMailstore>;
+
+/**
+ * A message stored as given (APPEND, imports) parsed into the fields the REST face shows, and
+ * IMAP's summary of it; one without a Message-ID gets one made up on `hostname`.
+ */
+export async function parseAppended(raw: Buffer, flags: string[], receivedAt: number, hostname: string, messageId?: string): Promise<AppendInput> {
+  const m = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true });
+  const list = (a: AddressObject | AddressObject[] | undefined) => (a ? (Array.isArray(a) ? a : [a]).flatMap((x) => x.value) : []);
+  const from = list(m.from)[0];
+  const headers: Record<string, string | string[]> = {};
+  for (const line of m.headerLines) {
+    const prev = headers[line.key];
+    const value = line.line.slice(line.line.indexOf(':') + 1).trim();
+    headers[line.key] = prev === undefined ? value : [...(Array.isArray(prev) ? prev : [prev]), value];
+  }
+  // The text as ingest stores it: NUL and lone surrogates as U+FFFD (PostgreSQL refuses them).
+  return {
+    raw, flags, receivedAt, imap: imapSummary(raw), hasAttachments: m.attachments.length > 0,
+    ...safeStrings({
+      messageId: m.messageId ?? messageId ?? `<${randomUUID()}@${hostname}>`,
+      fromEmail: from?.address ?? '',
+      fromName: from?.name || null,
+      toEmail: list(m.to).map((a) => a.address ?? '').filter(Boolean).join(', '),
+      subject: m.subject ?? '',
+      cc: list(m.cc).map((a) => a.address ?? '').filter(Boolean),
+      bcc: list(m.bcc).map((a) => a.address ?? '').filter(Boolean),
+      headers,
+      bodyText: m.text ?? null,
+      bodyHtml: typeof m.html === 'string' ? m.html : null,
+    }),
+  };
+}

@@ -6,7 +6,7 @@ import { ApiError } from '../errors.js';
 import { sqliteClaims, type TaskClaims } from './claims.js';
 import { storableText } from '../db/storable-text.js';
 import { createTaskStore, toTask, type TaskRow } from './store.js';
-import type { NewTask, TaskHandler } from './types.js';
+import { TaskInterrupted, type NewTask, type TaskHandler } from './types.js';
 
 /** The error of a task set aside after its retries (the poll shows it; the metrics count it). */
 export const SET_ASIDE_ERROR = 'Task failed: internal error';
@@ -77,7 +77,11 @@ export function createTaskQueue({ db, clock, logger, concurrency = 4, lanes = {}
   /** Writes what a failed run comes to: its ApiError, a retry with backoff, or the task set aside. */
   async function settleFailure(row: TaskRow, handler: TaskHandler, err: unknown, log: Logger): Promise<void> {
     try {
-      if (err instanceof ApiError) {
+      if (err instanceof TaskInterrupted) {
+        // A second later: until this process has stopped, claiming it again would only interrupt it again.
+        await store.requeue(db, row.id, clock.now() + 1000);
+        log.info('task interrupted by the stop, queued again');
+      } else if (err instanceof ApiError) {
         await store.fail(db, row.id, clock.now(), storableText(err.reason));
         log.info({ reason: err.reason }, 'task failed');
       } else if (row.attempts < (handler.attempts ?? 3) && !stopped) {

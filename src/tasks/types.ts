@@ -52,3 +52,9 @@ export interface NewTask {
   payload?: unknown;
   runAfter?: number;
 }
+
+/**
+ * Thrown by a long task that stopped because the process is stopping: it is queued again at once
+ * (not failed, not counted as an error), and resumes from what it committed.
+ */
+export class TaskInterrupted extends Error {}
