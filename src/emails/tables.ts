@@ -64,6 +64,8 @@ export interface LoginFailuresTable {
   id: Generated<number>;
   ip: string;
   at: number;
+  /** 1 while the attempt's password check runs (a place held, not yet a failure). */
+  pending: Generated<number>;
 }
 
 /** The wide part of an email, read only by Get and raw rendering. */
