@@ -85,6 +85,7 @@ export default {
     'test/imap/faces.test.ts',
     'test/imap/fetch.test.ts',
     'test/imap/fetch-stored.test.ts',
+    'test/imap/fetch-sections.test.ts',
     'test/imap/fuzz.test.ts',
     'test/imap/hostile.test.ts',
     'test/imap/imaplib.test.ts',
