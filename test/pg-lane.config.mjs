@@ -95,6 +95,7 @@ export default {
     'test/imap/mbsync.test.ts',
     'test/imap/search.test.ts',
     'test/imap/session.test.ts',
+    'test/imap/sequence.test.ts',
 
     'test/webhooks/events.test.ts',
     'test/webhooks/retries.test.ts',

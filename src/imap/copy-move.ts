@@ -18,7 +18,7 @@ async function copyOrMove(s: Session, tag: string, p: Parser, uid: boolean, move
   const v = s.view!;
   if (move && v.readOnly) throw new ImapNo('the folder is open read-only', 'READ-ONLY');
   const dest = await folderNamed(s, name).catch(() => { throw new ImapNo('no such folder', 'TRYCREATE'); });
-  await s.refresh();
+  await s.sync();
   const list = targets(s, set, uid);
   const cmd = `${uid ? 'UID ' : ''}${move ? 'MOVE' : 'COPY'}`;
   if (list.length === 0) return s.finish(tag, `${cmd} completed (nothing to do)`);

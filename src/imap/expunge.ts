@@ -9,7 +9,7 @@ import { FolderView } from './view.js';
  */
 async function expungeDeleted(s: Session, p: Parser | null, uid: boolean): Promise<Array<{ seq: number; uid: number }>> {
   const v = s.view!;
-  await s.refresh();
+  if (p) await s.sync(); else await s.refresh(); // CLOSE announces nothing
   let list = v.entries;
   if (p && uid) {
     p.sp();

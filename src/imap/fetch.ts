@@ -105,7 +105,7 @@ async function fetch(s: Session, tag: string, p: Parser, uid: boolean): Promise<
   p.end();
   if (vanished && (!uid || !s.qresync || changedSince === null)) throw new ImapBad('VANISHED needs UID FETCH, QRESYNC and CHANGEDSINCE');
   const v = s.view!;
-  await s.refresh();
+  await s.sync();
   let list = targets(s, set, uid);
   if (uid && !items.some((i) => i.kind === 'UID')) items.unshift({ kind: 'UID' });
   if (changedSince !== null) {

@@ -159,7 +159,7 @@ async function search(s: Session, tag: string, p: Parser, uid: boolean): Promise
   const program: Key = { op: 'and', keys };
   const v = s.view!;
   const messages = s.store.messages;
-  await s.refresh();
+  await s.sync();
   const all = v.entries;
   const ids = all.map((e) => e.id);
   const fts = new Map<Key, Set<number>>();

@@ -230,6 +230,14 @@ export class Session {
     for (const line of this.view.announce({ expunges, qresync: this.qresync, condstore: this.condstore })) this.send(line);
   }
 
+  /**
+   * Refreshes and announces what the command in progress may announce, before it answers for any
+   * message: its own responses then only name sequence numbers the client was told of (EXISTS).
+   */
+  async sync(): Promise<void> {
+    await this.update(!NO_EXPUNGE.has(this.current.name) || this.current.uid);
+  }
+
   /** Refreshes and announces (NOOP, IDLE, before a tagged answer). */
   async update(expunges = true): Promise<void> {
     await this.refresh();

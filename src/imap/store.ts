@@ -53,7 +53,7 @@ async function store(s: Session, tag: string, p: Parser, uid: boolean): Promise<
   const v = s.view!;
   if (v.readOnly) throw new ImapNo('the folder is open read-only', 'READ-ONLY');
   if (unchangedSince !== undefined) s.enabled.add('CONDSTORE');
-  await s.refresh();
+  await s.sync();
   const list = targets(s, set, uid);
   const seen = flags.includes('\\Seen');
   const others = flags.filter((f) => f !== '\\Seen');

@@ -135,13 +135,14 @@ export class FolderView {
   announce(opts: { expunges: boolean; qresync: boolean; condstore: boolean }): string[] {
     const lines: string[] = [];
     if (opts.expunges && this.gone.size) lines.push(...FolderView.removalLines(this.remove([...this.gone]), opts.qresync));
+    // EXISTS before flag changes: a FETCH may be about a message that just arrived.
+    if (this.added) { lines.push(`* ${this.entries.length} EXISTS`); this.added = false; }
     for (const id of this.changedFlags) {
       const e = this.byId.get(id);
       if (!e) continue;
       lines.push(`* ${this.seqOf(e)} FETCH (UID ${e.uid} FLAGS (${flagsOf(e).join(' ')})${opts.condstore ? ` MODSEQ (${e.modseq})` : ''})`);
     }
     this.changedFlags.clear();
-    if (this.added) { lines.push(`* ${this.entries.length} EXISTS`); this.added = false; }
     return lines;
   }
 
