@@ -50,6 +50,7 @@ export default {
     'test/mailboxes/delete.test.ts',
     'test/mailboxes/list.test.ts',
     'test/mailboxes/lockout.test.ts',
+    'test/mailboxes/logins.test.ts',
     'test/mailboxes/redaction.test.ts',
     'test/mailboxes/single.test.ts',
     'test/tasks/queue.test.ts',
