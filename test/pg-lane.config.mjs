@@ -97,6 +97,7 @@ export default {
     'test/imap/search.test.ts',
     'test/imap/session.test.ts',
     'test/imap/sequence.test.ts',
+    'test/imap/select.test.ts',
 
     'test/webhooks/events.test.ts',
     'test/webhooks/retries.test.ts',

@@ -14,6 +14,7 @@ import { createIdleWatch } from './idle-watch.js';
 import { mailboxCommands } from './mailboxes.js';
 import { createMailstore } from './mailstore.js';
 import { quotaCommands } from './quota.js';
+import { RecentClaims } from './recent.js';
 import { searchCommands } from './search.js';
 import { selectCommands } from './select.js';
 import { createImapListeners, type TlsSource } from './server.js';
@@ -45,7 +46,7 @@ export function installImap(core: Core, deps: { emails: Emails; tls: TlsSource }
   const listeners = createImapListeners({
     host: config.smtpHost, port: config.imapPort, starttlsPort: config.imapStarttlsPort, tls: deps.tls, logger,
     deps: {
-      store, logger, commands: COMMANDS, idle,
+      store, logger, commands: COMMANDS, idle, recent: new RecentClaims(),
       claim(id) {
         const n = perMailbox.get(id) ?? 0;
         if (n >= MAX_SESSIONS_PER_MAILBOX) return false;

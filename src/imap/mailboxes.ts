@@ -29,9 +29,13 @@ const matches = (re: RegExp, name: string) => re.test(name) || (name === 'INBOX'
 export async function statusItems(s: Session, f: FolderRow, items: string[]): Promise<string> {
   const c = await s.store.messages.counts(s.login!.mailboxId, f.name);
   const highest = items.includes('HIGHESTMODSEQ') ? await s.store.messages.highestModseq(s.login!.tenantId) : 0;
+  // Recent: messages no session has claimed yet (recent.ts); read only when some may be.
+  const boundary = s.deps.recent.boundary(f.id);
+  const recent = items.includes('RECENT') && boundary < f.uidnext - 1
+    ? (await s.store.messages.entries(s.login!.mailboxId, f.name)).filter((e) => e.uid > boundary).length : 0;
   const values: Record<string, number> = {
     MESSAGES: c.messages, UIDNEXT: f.uidnext, UIDVALIDITY: f.id, UNSEEN: c.unseen, DELETED: c.deleted, SIZE: c.size,
-    RECENT: 0, HIGHESTMODSEQ: highest, APPENDLIMIT: MAX_LITERAL,
+    RECENT: recent, HIGHESTMODSEQ: highest, APPENDLIMIT: MAX_LITERAL,
   };
   return `(${items.map((i) => `${i} ${values[i]}`).join(' ')})`;
 }

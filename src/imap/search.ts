@@ -1,3 +1,4 @@
+import addressparser from 'nodemailer/lib/addressparser';
 import { ftsMatch } from '../emails/fts.js';
 import type { FolderEntry, MessageMeta } from '../emails/folder-messages.js';
 import { targets } from './fetch.js';
@@ -19,7 +20,8 @@ type Key =
   | { op: 'age'; older: boolean; seconds: number }
   | { op: 'header'; name: string; value: string }
   | { op: 'fts'; match: string | null; empty: boolean }
-  | { op: 'modseq'; n: number };
+  | { op: 'modseq'; n: number }
+  | { op: 'recent' };
 
 const DAY = 86_400_000;
 const MAX_DEPTH = 50;
@@ -43,9 +45,11 @@ function readKey(p: Parser, depth: number): Key {
     case 'UNDRAFT': return flag('\\Draft', false);
     case 'FLAGGED': return flag('\\Flagged', true);
     case 'UNFLAGGED': return flag('\\Flagged', false);
-    case 'SEEN': case 'OLD': return flag('\\Seen', true);
-    case 'UNSEEN': case 'NEW': return flag('\\Seen', false);
-    case 'RECENT': return { op: 'not', k: { op: 'all' } };
+    case 'SEEN': return flag('\\Seen', true);
+    case 'UNSEEN': return flag('\\Seen', false);
+    case 'RECENT': return { op: 'recent' };
+    case 'OLD': return { op: 'not', k: { op: 'recent' } };
+    case 'NEW': return { op: 'and', keys: [{ op: 'recent' }, flag('\\Seen', false)] };
     case 'KEYWORD': { p.sp(); return flag(canonicalFlag(p.flag()), true); }
     case 'UNKEYWORD': { p.sp(); return flag(canonicalFlag(p.flag()), false); }
     case 'BEFORE': return date(false, 'before');
@@ -89,10 +93,23 @@ function decodeWords(s: string): string {
   });
 }
 
+const ADDRESS_FIELDS = new Set(['from', 'to', 'cc', 'bcc', 'sender', 'reply-to']);
+
+/** An address field as its addresses (`name <local@domain>`), comments and folding gone, lower case. */
+function addressText(value: string): string {
+  try {
+    const flat = (list: Array<{ name?: string; address?: string; group?: unknown[] }>): string[] =>
+      list.flatMap((a) => (a.group ? flat(a.group as typeof list) : [`${a.name ?? ''} <${a.address ?? ''}>`]));
+    return flat(addressparser(value)).join(', ').toLowerCase();
+  } catch {
+    return '';
+  }
+}
+
 /** Per-message facts a key may need, read on first use. */
 interface Facts { e: FolderEntry; seq: number; meta: MessageMeta | undefined; headers: () => Promise<Array<[string, string]>>; size: () => Promise<number> }
 
-async function test(k: Key, f: Facts, ctx: { fts: Map<Key, Set<number>>; maxUid: number; saved: number[]; now: number; total: number }): Promise<boolean> {
+async function test(k: Key, f: Facts, ctx: { fts: Map<Key, Set<number>>; maxUid: number; saved: number[]; now: number; total: number; recent: Set<number> }): Promise<boolean> {
   switch (k.op) {
     case 'all': return true;
     case 'and': { for (const x of k.keys) if (!(await test(x, f, ctx))) return false; return true; }
@@ -122,10 +139,13 @@ async function test(k: Key, f: Facts, ctx: { fts: Map<Key, Set<number>>; maxUid:
     }
     case 'header': {
       const want = k.value.toLowerCase();
-      return (await f.headers()).some(([n, v]) => n === k.name && (want === '' || decodeWords(v).toLowerCase().includes(want) || v.toLowerCase().includes(want)));
+      const seen = (v: string) => decodeWords(v).toLowerCase().includes(want) || v.toLowerCase().includes(want)
+        || (ADDRESS_FIELDS.has(k.name) && addressText(v).includes(want));
+      return (await f.headers()).some(([n, v]) => n === k.name && (want === '' || seen(v)));
     }
     case 'fts': return k.empty || (ctx.fts.get(k)?.has(f.e.id) ?? false);
     case 'modseq': return f.e.modseq >= k.n;
+    case 'recent': return ctx.recent.has(f.e.uid);
   }
 }
 
@@ -167,7 +187,7 @@ async function search(s: Session, tag: string, p: Parser, uid: boolean): Promise
   ftsKeys(program, wanted);
   for (const k of wanted) fts.set(k, k.match === null ? new Set() : await messages.ftsMatching(k.match, ids));
   const meta = await messages.meta(s.login!.mailboxId, ids);
-  const ctx = { fts, maxUid: v.maxUid, saved: s.saved, now: Date.now(), total: all.length };
+  const ctx = { fts, maxUid: v.maxUid, saved: s.saved, now: Date.now(), total: all.length, recent: v.recent };
   const hits: FolderEntry[] = [];
   for (const [i, e] of all.entries()) {
     let raw: Buffer | null = null;

@@ -1,6 +1,7 @@
 import type { Logger } from '../logger.js';
 import type { IdleWatch } from './idle-watch.js';
 import type { MailboxLogin } from '../mailboxes/logins.js';
+import type { RecentClaims } from './recent.js';
 import type { Mailstore } from './mailstore.js';
 import { ParseError, Parser } from './parser.js';
 import { CommandReader, MAX_LINE, MAX_LITERAL } from './reader.js';
@@ -41,6 +42,8 @@ export interface SessionDeps {
   commands: Map<string, CommandSpec>;
   /** Wakes idling sessions when their mail changes. */
   idle: IdleWatch;
+  /** Which messages some session has seen as \Recent. */
+  recent: RecentClaims;
   /** Counts sessions per mailbox; false when the mailbox has its 20. */
   claim(mailboxId: number): boolean;
   release(mailboxId: number): void;
