@@ -98,6 +98,9 @@ export default {
     'test/imap/session.test.ts',
     'test/imap/sequence.test.ts',
     'test/imap/select.test.ts',
+    'test/imap/binary.test.ts',
+    'test/imap/move.test.ts',
+    'test/imap/envelope.test.ts',
 
     'test/webhooks/events.test.ts',
     'test/webhooks/retries.test.ts',

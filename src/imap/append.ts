@@ -19,11 +19,9 @@ export const appendCommands: Record<string, CommandSpec> = {
       if (p.peek() === 0x28) { flags = readFlags(p); p.sp(); }
       let date = Date.now();
       if (p.peek() === 0x22) { date = p.dateTime(); p.sp(); }
-      const binary = p.peek() === 0x7e;
       const raw = p.literal();
       p.end();
       const f = await folderNamed(s, name).catch(() => { throw new ImapNo('no such folder', 'TRYCREATE'); });
-      if (binary && raw.includes(0)) throw new ImapNo('NUL bytes are not stored', 'CANNOT');
       if (raw.length === 0) throw new ImapNo('empty message', 'CANNOT');
       const input = await s.store.parseAppend(Buffer.from(raw), flags, date);
       let uid: number;

@@ -33,26 +33,28 @@ export function createMailstore(deps: { messages: FolderMessages; files: EmailFi
     /** An APPENDed message parsed into the fields the REST face shows, and IMAP's summary of it. */
     async parseAppend(raw: Buffer, flags: string[], receivedAt: number): Promise<AppendInput> {
       const m = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true, skipTextLinks: true });
+      // Text columns hold no NUL (PostgreSQL refuses it); the bytes keep theirs (BINARY APPEND, RFC 3516).
+      const text = <T extends string | null | undefined>(v: T): T => (typeof v === 'string' ? v.replaceAll('\0', '\uFFFD') : v) as T;
       const list = (a: AddressObject | AddressObject[] | undefined) => (a ? (Array.isArray(a) ? a : [a]).flatMap((x) => x.value) : []);
       const from = list(m.from)[0];
       const headers: Record<string, string | string[]> = {};
       for (const line of m.headerLines) {
         const prev = headers[line.key];
-        const value = line.line.slice(line.line.indexOf(':') + 1).trim();
+        const value = text(line.line.slice(line.line.indexOf(':') + 1).trim());
         headers[line.key] = prev === undefined ? value : [...(Array.isArray(prev) ? prev : [prev]), value];
       }
       return {
         raw, flags, receivedAt, imap: imapSummary(raw),
         messageId: m.messageId ?? `<${randomUUID()}@${deps.hostname}>`,
         fromEmail: from?.address ?? '',
-        fromName: from?.name || null,
+        fromName: text(from?.name || null),
         toEmail: list(m.to).map((a) => a.address ?? '').filter(Boolean).join(', '),
-        subject: m.subject ?? '',
+        subject: text(m.subject ?? ''),
         cc: list(m.cc).map((a) => a.address ?? '').filter(Boolean),
         bcc: list(m.bcc).map((a) => a.address ?? '').filter(Boolean),
         headers,
-        bodyText: m.text ?? null,
-        bodyHtml: typeof m.html === 'string' ? m.html : null,
+        bodyText: text(m.text ?? null),
+        bodyHtml: typeof m.html === 'string' ? text(m.html) : null,
         hasAttachments: m.attachments.length > 0,
       };
     },

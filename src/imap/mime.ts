@@ -169,8 +169,12 @@ export function decodedBody(raw: Buffer, p: MimePart): Buffer | null {
   return null;
 }
 
+/**
+ * Quoted-printable (RFC 2045 6.7): whitespace at the end of a line is transport padding and goes;
+ * a line that then ends in "=" is a soft line break (joined to the next).
+ */
 function decodeQp(body: Buffer): Buffer {
-  const s = body.toString('latin1').replace(/=\r?\n/g, '');
+  const s = body.toString('latin1').replace(/[ \t]+(?=\r?\n|$)/g, '').replace(/=\r?\n/g, '').replace(/=$/, '');
   const out: number[] = [];
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
