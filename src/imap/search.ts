@@ -3,7 +3,7 @@ import { ftsMatch } from '../emails/fts.js';
 import type { FolderEntry, MessageMeta } from '../emails/folder-messages.js';
 import { targets } from './fetch.js';
 import { parseFields } from './mime.js';
-import { formatSet, type Parser, type SeqSet } from './parser.js';
+import { formatSet, MONTHS, type Parser, type SeqSet } from './parser.js';
 import { ImapBad, ImapNo, type CommandSpec, type Session } from './session.js';
 import { canonicalFlag } from './store.js';
 
@@ -19,7 +19,7 @@ type Key =
   | { op: 'date'; sent: boolean; cmp: 'before' | 'on' | 'since'; day: number }
   | { op: 'age'; older: boolean; seconds: number }
   | { op: 'header'; name: string; value: string }
-  | { op: 'fts'; match: string | null; empty: boolean }
+  | { op: 'fts'; match: string | null; empty: boolean; text: string; body: boolean }
   | { op: 'modseq'; n: number }
   | { op: 'recent' };
 
@@ -65,7 +65,7 @@ function readKey(p: Parser, depth: number): Key {
     case 'BODY': case 'TEXT': {
       const text = arg();
       const match = ftsMatch(text);
-      return { op: 'fts', match: match && w === 'BODY' ? `body : (${match})` : match, empty: text.trim() === '' };
+      return { op: 'fts', match: match && w === 'BODY' ? `body : (${match})` : match, empty: text.trim() === '', text, body: w === 'BODY' };
     }
     case 'UID': { p.sp(); return { op: 'set', set: p.seqSet(), uid: true }; }
     case 'NOT': { p.sp(); return { op: 'not', k: readKey(p, depth + 1) }; }
@@ -91,6 +91,22 @@ function decodeWords(s: string): string {
       return all;
     }
   });
+}
+
+/**
+ * The day a Date header names, in its own time zone (SENTBEFORE/SENTON/SENTSINCE compare the date
+ * as written, RFC 9051 6.4.4), as UTC midnight of that day; NaN when it names none.
+ */
+function ownDate(value: string): number {
+  const m = /(\d{1,2})\s+([A-Za-z]{3})[a-z]*\s+(\d{2,4})/.exec(value);
+  const month = m ? MONTHS.indexOf(m[2][0].toUpperCase() + m[2].slice(1, 3).toLowerCase()) : -1;
+  if (!m || month < 0) {
+    const t = Date.parse(value);
+    return Number.isNaN(t) ? NaN : Math.floor(t / DAY) * DAY;
+  }
+  let year = Number(m[3]);
+  if (m[3].length === 2) year += year < 50 ? 2000 : 1900; // RFC 5322 4.3 obsolete two-digit years
+  return Date.UTC(year, month, Number(m[1]));
 }
 
 const ADDRESS_FIELDS = new Set(['from', 'to', 'cc', 'bcc', 'sender', 'reply-to']);
@@ -131,7 +147,7 @@ async function test(k: Key, f: Facts, ctx: { fts: Map<Key, Set<number>>; maxUid:
       let t: number;
       if (k.sent) {
         const d = (await f.headers()).find(([n]) => n === 'date')?.[1];
-        t = d ? Date.parse(d) : NaN;
+        t = d ? ownDate(d) : NaN;
         if (Number.isNaN(t)) return false;
       } else t = f.meta?.receivedAt ?? 0;
       const day = Math.floor(t / DAY) * DAY;
@@ -185,7 +201,12 @@ async function search(s: Session, tag: string, p: Parser, uid: boolean): Promise
   const fts = new Map<Key, Set<number>>();
   const wanted: Array<Extract<Key, { op: 'fts' }>> = [];
   ftsKeys(program, wanted);
-  for (const k of wanted) fts.set(k, k.match === null ? new Set() : await messages.ftsMatching(k.match, ids));
+  for (const k of wanted) {
+    // Whole words through the full-text index, then substrings (RFC 9051) among the rest.
+    const found = k.match === null ? new Set<number>() : await messages.ftsMatching(k.match, ids);
+    for (const id of await messages.containing(ids.filter((id) => !found.has(id)), k.text, !k.body)) found.add(id);
+    fts.set(k, found);
+  }
   const meta = await messages.meta(s.login!.mailboxId, ids);
   const ctx = { fts, maxUid: v.maxUid, saved: s.saved, now: Date.now(), total: all.length, recent: v.recent };
   const hits: FolderEntry[] = [];
