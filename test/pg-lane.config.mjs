@@ -101,6 +101,7 @@ export default {
     'test/imap/binary.test.ts',
     'test/imap/move.test.ts',
     'test/imap/envelope.test.ts',
+    'test/imap/list.test.ts',
 
     'test/webhooks/events.test.ts',
     'test/webhooks/retries.test.ts',

@@ -2,11 +2,11 @@ import type { FolderRow } from '../emails/folder-messages.js';
 import { DEFAULT_FOLDERS } from '../emails/folder-store.js';
 import type { Parser } from './parser.js';
 import { MAX_LITERAL } from './reader.js';
-import { ImapBad, ImapNo, type CommandSpec, type Session } from './session.js';
+import { DELIMITER, list, readStatusItems } from './list.js';
+import { ImapNo, type CommandSpec, type Session } from './session.js';
 import { astr } from './wire.js';
 
 const AUTHED = ['auth', 'selected'] as const;
-const DELIMITER = '/';
 const PROTECTED = new Set(DEFAULT_FOLDERS.map(([n]) => n));
 
 /** A folder name a client may create: not empty, no wildcard or control character, no empty level. */
@@ -15,15 +15,6 @@ function checkName(name: string): void {
     throw new ImapNo('invalid folder name', 'CANNOT');
   }
 }
-
-/** A LIST pattern (with the reference prefixed) as a regular expression: `*` any, `%` any but the delimiter. */
-function patternRegex(reference: string, pattern: string): RegExp {
-  const full = reference + pattern;
-  const body = [...full].map((c) => (c === '*' ? '.*' : c === '%' ? '[^/]*' : c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('');
-  return new RegExp(`^${body}$`, /^inbox/i.test(full) ? 'i' : '');
-}
-
-const matches = (re: RegExp, name: string) => re.test(name) || (name === 'INBOX' && re.test('inbox'));
 
 /** STATUS items of a folder, as `(NAME value ...)`. */
 export async function statusItems(s: Session, f: FolderRow, items: string[]): Promise<string> {
@@ -40,14 +31,6 @@ export async function statusItems(s: Session, f: FolderRow, items: string[]): Pr
   return `(${items.map((i) => `${i} ${values[i]}`).join(' ')})`;
 }
 
-function readStatusItems(p: Parser): string[] {
-  const items = p.list(() => p.atom().toUpperCase(), false);
-  for (const i of items) {
-    if (!['MESSAGES', 'UIDNEXT', 'UIDVALIDITY', 'UNSEEN', 'DELETED', 'SIZE', 'RECENT', 'HIGHESTMODSEQ', 'APPENDLIMIT'].includes(i)) throw new ImapBad(`unknown status item ${i}`);
-  }
-  return items;
-}
-
 /** The folder a command names, or NO [NONEXISTENT]. */
 export async function folderNamed(s: Session, name: string): Promise<FolderRow> {
   await s.store.messages.folders(s.login!.mailboxId);
@@ -56,54 +39,9 @@ export async function folderNamed(s: Session, name: string): Promise<FolderRow> 
   return f;
 }
 
-/** LIST and LSUB (RFC 9051 6.3.9, LIST-EXTENDED selection and return options, SPECIAL-USE, LIST-STATUS). */
-async function list(s: Session, tag: string, p: Parser, lsub: boolean): Promise<void> {
-  p.sp();
-  const select = new Set<string>();
-  if (!lsub && p.peek() === 0x28) { for (const o of p.list(() => p.atom().toUpperCase())) select.add(o); p.sp(); }
-  const reference = p.listMailbox();
-  p.sp();
-  const patterns = !lsub && p.peek() === 0x28 ? p.list(() => p.listMailbox(), false) : [p.listMailbox()];
-  const ret = new Set<string>();
-  let statusWanted: string[] = [];
-  if (!lsub && p.maybeSp()) {
-    p.expect('RETURN');
-    p.sp();
-    p.list(() => {
-      const o = p.atom().toUpperCase();
-      ret.add(o);
-      if (o === 'STATUS') { p.sp(); statusWanted = readStatusItems(p); }
-      return o;
-    });
-  }
-  p.end();
-  const folders = await s.store.messages.folders(s.login!.mailboxId);
-  const cmd = lsub ? 'LSUB' : 'LIST';
-  if (patterns.length === 1 && patterns[0] === '') {
-    s.send(`* ${cmd} (\\Noselect) "${DELIMITER}" ""`);
-    return s.finish(tag, `${cmd} completed`);
-  }
-  const res = patterns.map((pt) => patternRegex(reference, pt));
-  const names = new Set(folders.map((f) => f.name));
-  for (const f of folders) {
-    if (!res.some((re) => matches(re, f.name))) continue;
-    const subscribedOnly = lsub || select.has('SUBSCRIBED');
-    if (subscribedOnly && !f.subscribed) continue;
-    if (select.has('SPECIAL-USE') && !f.special_use) continue;
-    const attrs: string[] = [];
-    const children = [...names].some((n) => n.startsWith(f.name + DELIMITER));
-    attrs.push(children ? '\\HasChildren' : '\\HasNoChildren');
-    if (f.subscribed && (ret.has('SUBSCRIBED') || select.has('SUBSCRIBED'))) attrs.push('\\Subscribed');
-    if (f.special_use && !lsub) attrs.push(f.special_use);
-    s.send(`* ${cmd} (${attrs.join(' ')}) "${DELIMITER}" ${astr(f.name)}`);
-    if (statusWanted.length) s.send(`* STATUS ${astr(f.name)} ${await statusItems(s, f, statusWanted)}`);
-  }
-  await s.finish(tag, `${cmd} completed`);
-}
-
 export const mailboxCommands: Record<string, CommandSpec> = {
-  LIST: { states: AUTHED, run: (s, tag, p) => list(s, tag, p, false) },
-  LSUB: { states: AUTHED, run: (s, tag, p) => list(s, tag, p, true) },
+  LIST: { states: AUTHED, run: (s, tag, p) => list(s, tag, p, false, (f, items) => statusItems(s, f, items)) },
+  LSUB: { states: AUTHED, run: (s, tag, p) => list(s, tag, p, true, (f, items) => statusItems(s, f, items)) },
   NAMESPACE: {
     states: AUTHED,
     async run(s, tag, p) {
