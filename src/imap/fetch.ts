@@ -108,11 +108,11 @@ async function fetch(s: Session, tag: string, p: Parser, uid: boolean): Promise<
   let list = targets(s, set, uid);
   if (uid && !items.some((i) => i.kind === 'UID')) items.unshift({ kind: 'UID' });
   if (changedSince !== null) {
-    s.enabled.add('CONDSTORE');
+    s.enableCondstore();
     list = list.filter((e) => e.modseq > changedSince);
     if (!items.some((i) => i.kind === 'MODSEQ')) items.push({ kind: 'MODSEQ' });
   }
-  if (items.some((i) => i.kind === 'MODSEQ')) s.enabled.add('CONDSTORE');
+  if (items.some((i) => i.kind === 'MODSEQ')) s.enableCondstore();
   if (vanished && set !== '$') {
     const present = new Set(v.entries.map((e) => e.uid));
     const top = Math.min(v.folder.uidnext - 1, v.maxUid + 1_000_000);

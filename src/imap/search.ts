@@ -226,7 +226,7 @@ async function search(s: Session, tag: string, p: Parser, uid: boolean): Promise
   }
   const nums = hits.map((e) => (uid ? e.uid : i1(v.entries, e)));
   const modseq = usesModseq(program) && hits.length ? Math.max(...hits.map((e) => e.modseq)) : null;
-  if (modseq !== null) s.enabled.add('CONDSTORE');
+  if (modseq !== null) s.enableCondstore();
   if (ret?.has('SAVE')) s.saved = hits.map((e) => e.uid);
   if (ret || s.rev2) {
     const r = ret ?? new Set(['ALL']);
@@ -238,7 +238,9 @@ async function search(s: Session, tag: string, p: Parser, uid: boolean): Promise
       if (r.has('ALL')) parts.push(`ALL ${formatSet(nums)}`);
     }
     if (r.has('COUNT')) parts.push(`COUNT ${nums.length}`);
-    if (modseq !== null) parts.push(`MODSEQ ${modseq}`);
+    // With only MIN and/or MAX the MODSEQ is the highest of the messages returned (RFC 7162 3.1.5).
+    const returned = r.has('ALL') || r.has('COUNT') ? hits : [...(r.has('MIN') ? [hits[0]] : []), ...(r.has('MAX') ? [hits[hits.length - 1]] : [])];
+    if (modseq !== null) parts.push(`MODSEQ ${Math.max(...returned.map((e) => e.modseq))}`);
     if (!(r.size === 1 && r.has('SAVE'))) s.send(`* ESEARCH ${parts.join(' ')}`);
   } else {
     s.send(`* SEARCH${nums.map((n) => ` ${n}`).join('')}${modseq !== null ? ` (MODSEQ ${modseq})` : ''}`);

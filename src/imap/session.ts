@@ -241,6 +241,16 @@ export class Session {
     await this.update(!NO_EXPUNGE.has(this.current.name) || this.current.uid);
   }
 
+  /**
+   * CONDSTORE enabled by a command that uses it (FETCH MODSEQ, SEARCH MODSEQ, UNCHANGEDSINCE): the
+   * first time, the selected folder's HIGHESTMODSEQ is told (RFC 7162 3.1).
+   */
+  enableCondstore(): void {
+    if (this.condstore) return;
+    this.enabled.add('CONDSTORE');
+    if (this.view) this.send(`* OK [HIGHESTMODSEQ ${this.view.marker}] highest`);
+  }
+
   /** Refreshes and announces (NOOP, IDLE, before a tagged answer). */
   async update(expunges = true): Promise<void> {
     await this.refresh();

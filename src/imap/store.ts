@@ -51,7 +51,7 @@ async function store(s: Session, tag: string, p: Parser, uid: boolean): Promise<
   p.end();
   const v = s.view!;
   if (v.readOnly) throw new ImapNo('the folder is open read-only', 'READ-ONLY');
-  if (unchangedSince !== undefined) s.enabled.add('CONDSTORE');
+  if (unchangedSince !== undefined) s.enableCondstore();
   await s.sync();
   const list = targets(s, set, uid);
   const seen = flags.includes('\\Seen');
@@ -91,7 +91,7 @@ async function store(s: Session, tag: string, p: Parser, uid: boolean): Promise<
   if (!m[2]) {
     for (const e of list) {
       if (!v.entry(e.id) || modified.includes(uid ? e.uid : v.seqOf(e))) continue;
-      s.send(`* ${v.seqOf(e)} FETCH (${uid ? `UID ${e.uid} ` : ''}FLAGS (${v.flagsOf(e).join(' ')})${s.condstore ? ` MODSEQ (${e.modseq})` : ''})`);
+      s.send(`* ${v.seqOf(e)} FETCH (${uid || s.rev2 ? `UID ${e.uid} ` : ''}FLAGS (${v.flagsOf(e).join(' ')})${s.condstore ? ` MODSEQ (${e.modseq})` : ''})`);
     }
   }
   await s.finish(tag, `${modified.length ? `[MODIFIED ${formatSet(modified)}] ` : ''}${uid ? 'UID ' : ''}STORE completed`);
