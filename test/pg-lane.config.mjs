@@ -102,6 +102,7 @@ export default {
     'test/imap/move.test.ts',
     'test/imap/envelope.test.ts',
     'test/imap/list.test.ts',
+    'test/imap/sort.test.ts',
 
     'test/webhooks/events.test.ts',
     'test/webhooks/retries.test.ts',

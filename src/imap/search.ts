@@ -8,7 +8,7 @@ import { ImapBad, ImapNo, type CommandSpec, type Session } from './session.js';
 import { canonicalFlag } from './store.js';
 
 /** A parsed search key (RFC 9051 6.4.4). */
-type Key =
+export type Key =
   | { op: 'all' }
   | { op: 'and'; keys: Key[] }
   | { op: 'or'; a: Key; b: Key }
@@ -81,7 +81,7 @@ function readKey(p: Parser, depth: number): Key {
 }
 
 /** RFC 2047 encoded words decoded (for matching header text as a user reads it). */
-function decodeWords(s: string): string {
+export function decodeWords(s: string): string {
   return s.replace(/=\?([^?]+)\?([BbQq])\?([^?]*)\?=/g, (all, charset: string, enc: string, text: string) => {
     try {
       const bytes = enc.toUpperCase() === 'B' ? Buffer.from(text, 'base64')
@@ -174,17 +174,9 @@ function ftsKeys(k: Key, out: Array<Extract<Key, { op: 'fts' }>>): void {
 const usesModseq = (k: Key): boolean =>
   k.op === 'modseq' || (k.op === 'and' && k.keys.some(usesModseq)) || (k.op === 'or' && (usesModseq(k.a) || usesModseq(k.b))) || (k.op === 'not' && usesModseq(k.k));
 
-/** SEARCH / UID SEARCH, with ESEARCH's RETURN options and SEARCHRES's SAVE. */
-async function search(s: Session, tag: string, p: Parser, uid: boolean): Promise<void> {
-  p.sp();
-  let ret: Set<string> | null = null;
-  if (p.take('RETURN ')) {
-    ret = new Set(p.list(() => p.word()));
-    for (const r of ret) if (!['MIN', 'MAX', 'ALL', 'COUNT', 'SAVE'].includes(r)) throw new ImapBad(`unknown RETURN option ${r}`);
-    if (ret.size === 0) ret.add('ALL');
-    p.sp();
-  }
-  if (p.take('CHARSET ')) {
+/** Search keys to the end of the command, after `CHARSET x` (SEARCH) or a bare charset (SORT, THREAD). */
+export function readProgram(p: Parser, bareCharset: boolean): Key {
+  if (bareCharset || p.take('CHARSET ')) {
     const cs = p.astring().toUpperCase();
     if (cs !== 'UTF-8' && cs !== 'US-ASCII') throw new ImapNo('only UTF-8 and US-ASCII', 'BADCHARSET (UTF-8 US-ASCII)');
     p.sp();
@@ -192,7 +184,11 @@ async function search(s: Session, tag: string, p: Parser, uid: boolean): Promise
   const keys: Key[] = [readKey(p, 0)];
   while (p.maybeSp()) keys.push(readKey(p, 0));
   p.end();
-  const program: Key = { op: 'and', keys };
+  return { op: 'and', keys };
+}
+
+/** The messages of the selected folder a program matches, in UID order (after announcing what changed). */
+export async function matching(s: Session, program: Key): Promise<{ hits: FolderEntry[]; meta: Map<number, MessageMeta> }> {
   const v = s.view!;
   const messages = s.store.messages;
   await s.sync();
@@ -224,6 +220,22 @@ async function search(s: Session, tag: string, p: Parser, uid: boolean): Promise
       // A message expunged while searching is not a hit.
     }
   }
+  return { hits, meta };
+}
+
+/** SEARCH / UID SEARCH, with ESEARCH's RETURN options and SEARCHRES's SAVE. */
+async function search(s: Session, tag: string, p: Parser, uid: boolean): Promise<void> {
+  p.sp();
+  let ret: Set<string> | null = null;
+  if (p.take('RETURN ')) {
+    ret = new Set(p.list(() => p.word()));
+    for (const r of ret) if (!['MIN', 'MAX', 'ALL', 'COUNT', 'SAVE'].includes(r)) throw new ImapBad(`unknown RETURN option ${r}`);
+    if (ret.size === 0) ret.add('ALL');
+    p.sp();
+  }
+  const program = readProgram(p, false);
+  const v = s.view!;
+  const { hits } = await matching(s, program);
   const nums = hits.map((e) => (uid ? e.uid : i1(v.entries, e)));
   const modseq = usesModseq(program) && hits.length ? Math.max(...hits.map((e) => e.modseq)) : null;
   if (modseq !== null) s.enableCondstore();
