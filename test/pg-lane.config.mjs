@@ -103,6 +103,7 @@ export default {
     'test/imap/envelope.test.ts',
     'test/imap/list.test.ts',
     'test/imap/sort.test.ts',
+    'test/imap/multiappend.test.ts',
 
     'test/webhooks/events.test.ts',
     'test/webhooks/retries.test.ts',
