@@ -104,6 +104,7 @@ export default {
     'test/imap/list.test.ts',
     'test/imap/sort.test.ts',
     'test/imap/multiappend.test.ts',
+    'test/imap/thread.test.ts',
 
     'test/webhooks/events.test.ts',
     'test/webhooks/retries.test.ts',

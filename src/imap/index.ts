@@ -18,6 +18,7 @@ import { RecentClaims } from './recent.js';
 import { searchCommands } from './search.js';
 import { selectCommands } from './select.js';
 import { sortCommands } from './sort.js';
+import { threadCommands } from './thread.js';
 import { createImapListeners, type TlsSource } from './server.js';
 import type { CommandSpec } from './session.js';
 import { storeCommands } from './store.js';
@@ -28,7 +29,7 @@ export const MAX_SESSIONS_PER_MAILBOX = 20;
 /** Every command, by name. */
 const COMMANDS = new Map<string, CommandSpec>(Object.entries({
   ...authCommands, ...enableCommands, ...mailboxCommands, ...selectCommands, ...fetchCommands, ...storeCommands,
-  ...searchCommands, ...copyMoveCommands, ...expungeCommands, ...appendCommands, ...idleCommands, ...quotaCommands, ...sortCommands,
+  ...searchCommands, ...copyMoveCommands, ...expungeCommands, ...appendCommands, ...idleCommands, ...quotaCommands, ...sortCommands, ...threadCommands,
 }));
 
 /**
