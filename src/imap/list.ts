@@ -61,7 +61,11 @@ export async function list(s: Session, tag: string, p: Parser, lsub: boolean, st
     });
   }
   p.end();
-  const folders = await s.store.messages.folders(s.login!.mailboxId);
+  const existing = await s.store.messages.folders(s.login!.mailboxId);
+  const names = new Set(existing.map((f) => f.name));
+  // Subscriptions of names that are no folder (a subscribed folder deleted) list as \NonExistent.
+  const orphans = new Set((await s.store.messages.orphanSubscriptions(s.login!.mailboxId)).filter((n) => !names.has(n)));
+  const folders: FolderRow[] = [...existing, ...[...orphans].map((name) => ({ id: 0, mailbox_id: s.login!.mailboxId, name, special_use: null, subscribed: 1, uidnext: 0 }))];
   const cmd = lsub ? 'LSUB' : 'LIST';
   if (patterns.length === 1 && patterns[0] === '') {
     s.send(`* ${cmd} (\\Noselect) "${DELIMITER}" ""`);
@@ -69,10 +73,9 @@ export async function list(s: Session, tag: string, p: Parser, lsub: boolean, st
   }
   const res = patterns.map((pt) => patternRegex(reference, pt));
   const matched = (name: string) => res.some((re) => matches(re, name));
-  const names = new Set(folders.map((f) => f.name));
   const subscribedOnly = lsub || select.has('SUBSCRIBED');
   const recursive = lsub || select.has('RECURSIVEMATCH');
-  const meets = (f: FolderRow) => (!subscribedOnly || f.subscribed === 1) && (!select.has('SPECIAL-USE') || !!f.special_use);
+  const meets = (f: FolderRow) => (!orphans.has(f.name) || subscribedOnly) && (!subscribedOnly || f.subscribed === 1) && (!select.has('SPECIAL-USE') || !!f.special_use);
   // Folders with a descendant that meets the selection but is not listed itself (CHILDINFO).
   const childInfo = new Set<string>();
   // LSUB (RFC 3501 6.3.10) names such a parent only for a descendant that % hid and * would match.
@@ -84,13 +87,15 @@ export async function list(s: Session, tag: string, p: Parser, lsub: boolean, st
     const info = childInfo.has(f.name);
     if (!meets(f) && !info) continue;
     const attrs: string[] = [];
-    if (!meets(f) && lsub) attrs.push('\\Noselect');
-    attrs.push([...names].some((n) => n.startsWith(f.name + DELIMITER)) ? '\\HasChildren' : '\\HasNoChildren');
+    const gone = orphans.has(f.name);
+    if ((!meets(f) || gone) && lsub) attrs.push('\\Noselect');
+    if (gone && !lsub) attrs.push('\\NonExistent');
+    else attrs.push([...names].some((n) => n.startsWith(f.name + DELIMITER)) ? '\\HasChildren' : '\\HasNoChildren');
     if (f.subscribed && !lsub && (ret.has('SUBSCRIBED') || select.has('SUBSCRIBED'))) attrs.push('\\Subscribed');
     if (f.special_use && !lsub) attrs.push(f.special_use);
     const extended = info && !lsub && select.has('RECURSIVEMATCH') ? ' (CHILDINFO ("SUBSCRIBED"))' : '';
     s.send(`* ${cmd} (${attrs.join(' ')}) "${DELIMITER}" ${astr(f.name)}${extended}`);
-    if (statusWanted.length && meets(f)) s.send(`* STATUS ${astr(f.name)} ${await status(f, statusWanted)}`);
+    if (statusWanted.length && meets(f) && !gone) s.send(`* STATUS ${astr(f.name)} ${await status(f, statusWanted)}`);
   }
   await s.finish(tag, `${cmd} completed`);
 }

@@ -61,6 +61,11 @@ export const mailboxCommands: Record<string, CommandSpec> = {
       if (name === 'INBOX') throw new ImapNo('INBOX exists', 'ALREADYEXISTS');
       await s.store.messages.folders(s.login!.mailboxId);
       if (!(await s.store.messages.createFolder(s.login!.mailboxId, name))) throw new ImapNo('folder exists', 'ALREADYEXISTS');
+      // A subscription kept from a folder of this name deleted earlier is the new folder's.
+      if (await s.store.messages.dropSubscription(s.login!.mailboxId, name)) {
+        const made = await s.store.messages.folder(s.login!.mailboxId, name);
+        if (made) await s.store.messages.setSubscribed(made.id, true);
+      }
       await s.finish(tag, 'CREATE completed');
     },
   },
@@ -76,6 +81,7 @@ export const mailboxCommands: Record<string, CommandSpec> = {
       if (all.some((x) => x.name.startsWith(f.name + DELIMITER))) throw new ImapNo('delete the folders inside it first', 'INUSE');
       if (s.view?.folder.id === f.id) { s.view = null; s.state = 'auth'; }
       await s.store.messages.deleteFolder(s.login!.tenantId, s.login!.mailboxId, f);
+      if (f.subscribed) await s.store.messages.keepSubscription(s.login!.mailboxId, f.name); // RFC 9051 6.3.4
       await s.finish(tag, 'DELETE completed');
     },
   },
@@ -112,8 +118,11 @@ export const mailboxCommands: Record<string, CommandSpec> = {
     states: AUTHED,
     async run(s, tag, p) {
       p.sp();
-      const f = await folderNamed(s, p.mailbox());
+      const name = p.mailbox();
       p.end();
+      // A subscription kept for a deleted folder can go too.
+      if (await s.store.messages.dropSubscription(s.login!.mailboxId, name)) return s.finish(tag, 'UNSUBSCRIBE completed');
+      const f = await folderNamed(s, name);
       await s.store.messages.setSubscribed(f.id, false);
       await s.finish(tag, 'UNSUBSCRIBE completed');
     },

@@ -31,3 +31,21 @@ test('LIST-EXTENDED: strict options, CREATE without subscribing, RECURSIVEMATCH 
   t.notRegex(lsub, /^\* LSUB \(\\Noselect[^)]*\) "\/" q/m);
   t.notRegex(await c.cmd('u2', 'LSUB "" *'), /\\Noselect/, 'with * nothing is hidden');
 });
+
+test('deleting a subscribed folder keeps the subscription: LIST (SUBSCRIBED) shows it \\NonExistent, LSUB \\Noselect; CREATE takes it back, UNSUBSCRIBE drops it', async (t) => {
+  const { box, imapPort } = await imapApp(t);
+  const c = await rawImap(t, imapPort);
+  t.regex(await c.cmd('l', `LOGIN ${box.address} ${PASSWORD}`), /^l OK/m);
+  t.regex(await c.cmd('c', 'CREATE Old'), /^c OK/m);
+  t.regex(await c.cmd('s', 'SUBSCRIBE Old'), /^s OK/m);
+  t.regex(await c.cmd('d', 'DELETE Old'), /^d OK/m);
+  t.regex(await c.cmd('l1', 'LIST (SUBSCRIBED) "" Old'), /^\* LIST \(\\NonExistent \\Subscribed\) "\/" Old/m);
+  t.notRegex(await c.cmd('l2', 'LIST "" Old'), /^\* LIST/m, 'a plain LIST lists only folders');
+  t.regex(await c.cmd('l3', 'LSUB "" Old'), /^\* LSUB \(\\Noselect[^)]*\) "\/" Old/m);
+  t.regex(await c.cmd('c2', 'CREATE Old'), /^c2 OK/m);
+  t.regex(await c.cmd('l4', 'LIST (SUBSCRIBED) "" Old'), /^\* LIST \(\\HasNoChildren \\Subscribed\) "\/" Old/m, 'made again, subscribed again');
+  t.regex(await c.cmd('d2', 'DELETE Old'), /^d2 OK/m);
+  t.regex(await c.cmd('u', 'UNSUBSCRIBE Old'), /^u OK/m);
+  t.notRegex(await c.cmd('l5', 'LIST (SUBSCRIBED) "" Old'), /^\* LIST/m);
+  t.regex(await c.cmd('u2', 'UNSUBSCRIBE Old'), /^u2 NO/m);
+});
