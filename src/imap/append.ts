@@ -1,4 +1,5 @@
 import { OverQuotaError } from '../emails/folder-messages.js';
+import { encodeNulParts } from './binary-append.js';
 import { folderNamed } from './mailboxes.js';
 import { formatSet } from './parser.js';
 import { ImapNo, type CommandSpec } from './session.js';
@@ -22,7 +23,9 @@ export const appendCommands: Record<string, CommandSpec> = {
         if (p.peek() === 0x28) { flags = readFlags(p); p.sp(); }
         let date = Date.now();
         if (p.peek() === 0x22) { date = p.dateTime(); p.sp(); }
-        messages.push({ raw: p.literal(), flags, date });
+        const binary = p.peek() === 0x7e;
+        const raw = p.literal();
+        messages.push({ raw: binary ? encodeNulParts(raw) : raw, flags, date });
       }
       p.end();
       if (messages.length === 0) p.fail('message');
