@@ -58,10 +58,11 @@ async function stress(bin: string, name: string, t: Target) {
   const logFile = join(OUT, `${name}-stress.log`);
   mkdirSync(OUT, { recursive: true });
   spawnSync('sh', ['-c', `cat > '${logFile}'`], { input: text });
-  // The totals line follows a line of command names: "Logi List Stat Sele Fetc ..." then counts.
+  // After "Totals:": command names, percentages, then the counts of each command.
   const lines = text.trim().split('\n');
   const totalAt = lines.findIndex((l) => /^Totals:/.test(l));
-  const counts = totalAt >= 0 ? (lines[totalAt + 2] ?? '').trim().split(/\s+/).map(Number) : [];
+  const countLine = totalAt >= 0 ? lines.slice(totalAt + 1).find((l) => /^\s*\d+(\s+\d+)+\s*$/.test(l)) : undefined;
+  const counts = (countLine ?? '').trim().split(/\s+/).filter(Boolean).map(Number);
   const errors = lines.filter((l) => /^Error: /.test(l)).length;
   return { commands: counts.reduce((a, b) => a + (Number.isFinite(b) ? b : 0), 0), errors, log: logFile };
 }
