@@ -14,10 +14,10 @@ export function textQueries(db: Db) {
     /** The ids among `ids` whose body (with `headers`, header fields too) holds `needle`, any case. */
     async containing(ids: number[], needle: string, headers: boolean): Promise<Set<number>> {
       if (ids.length === 0 || needle === '') return new Set(ids);
-      const want = needle.toLowerCase();
-      const pos = dialectOf(db) === 'postgres'
-        ? (column: string) => sql`strpos(lower(coalesce(${sql.ref(column)}, '')), ${want}) > 0`
-        : (column: string) => sql`instr(lower(coalesce(${sql.ref(column)}, '')), ${want}) > 0`;
+      // LIKE (SQLite: ASCII case folded) and ILIKE compare in place, without a lower-cased copy of every body.
+      const pattern = `%${needle.replace(/[\\%_]/g, (c) => '\\' + c)}%`;
+      const like = dialectOf(db) === 'postgres' ? sql`ILIKE` : sql`LIKE`;
+      const pos = (column: string) => sql`${sql.ref(column)} ${like} ${pattern} ESCAPE '\\'`;
       const where = headers ? sql`(${pos('body_text')} OR ${pos('body_html')} OR ${pos('headers')})` : sql`(${pos('body_text')} OR ${pos('body_html')})`;
       const r = await sql<{ email_id: number }>`SELECT email_id FROM email_contents WHERE email_id IN ${listOf(db, ids)} AND ${where}`.execute(db);
       return new Set(r.rows.map((x) => Number(x.email_id)));
