@@ -105,6 +105,7 @@ export default {
     'test/imap/sort.test.ts',
     'test/imap/multiappend.test.ts',
     'test/imap/thread.test.ts',
+    'test/imap/context-search.test.ts',
 
     'test/webhooks/events.test.ts',
     'test/webhooks/retries.test.ts',

@@ -3,7 +3,7 @@ import { ftsMatch } from '../emails/fts.js';
 import type { FolderEntry, MessageMeta } from '../emails/folder-messages.js';
 import { targets } from './fetch.js';
 import { parseFields } from './mime.js';
-import { formatSet, MONTHS, type Parser, type SeqSet } from './parser.js';
+import { formatSet, MONTHS, type Parser, type SeqRange, type SeqSet } from './parser.js';
 import { ImapBad, ImapNo, type CommandSpec, type Session } from './session.js';
 import { canonicalFlag } from './store.js';
 
@@ -188,10 +188,10 @@ export function readProgram(p: Parser, bareCharset: boolean): Key {
 }
 
 /** The messages of the selected folder a program matches, in UID order (after announcing what changed). */
-export async function matching(s: Session, program: Key): Promise<{ hits: FolderEntry[]; meta: Map<number, MessageMeta> }> {
+export async function matching(s: Session, program: Key, sync = true): Promise<{ hits: FolderEntry[]; meta: Map<number, MessageMeta> }> {
   const v = s.view!;
   const messages = s.store.messages;
-  await s.sync();
+  if (sync) await s.sync();
   const all = v.entries;
   const ids = all.map((e) => e.id);
   const fts = new Map<Key, Set<number>>();
@@ -227,9 +227,15 @@ export async function matching(s: Session, program: Key): Promise<{ hits: Folder
 async function search(s: Session, tag: string, p: Parser, uid: boolean): Promise<void> {
   p.sp();
   let ret: Set<string> | null = null;
+  let partial = null as SeqRange | null; // set inside the list's callback
   if (p.take('RETURN ')) {
-    ret = new Set(p.list(() => p.word()));
-    for (const r of ret) if (!['MIN', 'MAX', 'ALL', 'COUNT', 'SAVE'].includes(r)) throw new ImapBad(`unknown RETURN option ${r}`);
+    ret = new Set(p.list(() => {
+      const w = p.word();
+      // PARTIAL m:n (CONTEXT=SEARCH): the m-th to n-th of the result.
+      if (w === 'PARTIAL') { p.sp(); const a = p.nzNumber(); p.expect(':'); const b = p.nzNumber(); partial = { from: Math.min(a, b), to: Math.max(a, b) }; }
+      return w;
+    }));
+    for (const r of ret) if (!['MIN', 'MAX', 'ALL', 'COUNT', 'SAVE', 'UPDATE', 'PARTIAL'].includes(r)) throw new ImapBad(`unknown RETURN option ${r}`);
     if (ret.size === 0) ret.add('ALL');
     p.sp();
   }
@@ -250,6 +256,11 @@ async function search(s: Session, tag: string, p: Parser, uid: boolean): Promise
       if (r.has('ALL')) parts.push(`ALL ${formatSet(nums)}`);
     }
     if (r.has('COUNT')) parts.push(`COUNT ${nums.length}`);
+    if (partial) {
+      const picked = nums.slice(partial.from - 1, partial.to);
+      parts.push(`PARTIAL (${partial.from}:${partial.to} ${picked.length ? formatSet(picked) : 'NIL'})`);
+    }
+    if (r.has('UPDATE')) s.liveSearches.set(tag, { tag, program, uid, uids: hits.map((e) => e.uid) });
     // With only MIN and/or MAX the MODSEQ is the highest of the messages returned (RFC 7162 3.1.5).
     const returned = r.has('ALL') || r.has('COUNT') ? hits : [...(r.has('MIN') ? [hits[0]] : []), ...(r.has('MAX') ? [hits[hits.length - 1]] : [])];
     if (modseq !== null) parts.push(`MODSEQ ${Math.max(...returned.map((e) => e.modseq))}`);

@@ -2,6 +2,7 @@ import type { Logger } from '../logger.js';
 import type { IdleWatch } from './idle-watch.js';
 import type { MailboxLogin } from '../mailboxes/logins.js';
 import type { RecentClaims } from './recent.js';
+import type { LiveSearch } from './context.js';
 import type { Mailstore } from './mailstore.js';
 import { ParseError, Parser } from './parser.js';
 import { CommandReader, MAX_LINE, MAX_LITERAL } from './reader.js';
@@ -44,6 +45,8 @@ export interface SessionDeps {
   idle: IdleWatch;
   /** Which messages some session has seen as \Recent. */
   recent: RecentClaims;
+  /** Tells kept searches what joined or left their result (context.ts), given the command's removals. */
+  updateLiveSearches?(s: Session, removed: Array<{ seq: number; uid: number }>): Promise<void>;
   /** Counts sessions per mailbox; false when the mailbox has its 20. */
   claim(mailboxId: number): boolean;
   release(mailboxId: number): void;
@@ -54,7 +57,7 @@ const MAX_PENDING = MAX_LITERAL + 4 * MAX_LINE;
 
 const CAPS_COMMON = ['IMAP4rev2', 'IMAP4rev1', 'LITERAL+', 'ID', 'ENABLE', 'IDLE', 'NAMESPACE', 'UIDPLUS', 'MOVE', 'UNSELECT',
   'SPECIAL-USE', 'LIST-EXTENDED', 'LIST-STATUS', 'CONDSTORE', 'QRESYNC', 'QUOTA', 'QUOTA=RES-STORAGE', 'APPENDLIMIT=26214400',
-  'ESEARCH', 'SEARCHRES', 'BINARY', 'STATUS=SIZE', 'SASL-IR', 'SORT', 'SORT=DISPLAY', 'ESORT', 'MULTIAPPEND', 'THREAD=REFERENCES', 'THREAD=ORDEREDSUBJECT'];
+  'ESEARCH', 'SEARCHRES', 'BINARY', 'STATUS=SIZE', 'SASL-IR', 'SORT', 'SORT=DISPLAY', 'ESORT', 'MULTIAPPEND', 'THREAD=REFERENCES', 'THREAD=ORDEREDSUBJECT', 'CONTEXT=SEARCH'];
 
 /** Commands during which an EXPUNGE may not be sent (RFC 9051 section 7.5.1). */
 const NO_EXPUNGE = new Set(['FETCH', 'STORE', 'SEARCH']);
@@ -69,8 +72,16 @@ const NO_EXPUNGE = new Set(['FETCH', 'STORE', 'SEARCH']);
 export class Session {
   state: State = 'notauth';
   login: MailboxLogin | null = null;
-  view: FolderView | null = null;
+  private selected: FolderView | null = null;
+  /** The selected folder as this client knows it; kept searches end with it. */
+  get view(): FolderView | null { return this.selected; }
+  set view(v: FolderView | null) {
+    if (v !== this.selected) this.liveSearches.clear();
+    this.selected = v;
+  }
   enabled = new Set<string>();
+  /** Searches kept up to date (SEARCH RETURN (UPDATE), CONTEXT=SEARCH), by tag; dropped with the folder. */
+  liveSearches = new Map<string, LiveSearch>();
   /** UIDs of the last SEARCH ... RETURN (SAVE) (`$`). */
   saved: number[] = [];
   raw: ((id: number) => Promise<Buffer>) | null = null;
@@ -127,6 +138,8 @@ export class Session {
    */
   async finish(tag: string, text: string): Promise<void> {
     if (this.view) await this.update(!NO_EXPUNGE.has(this.current.name) || this.current.uid);
+    if (this.view && this.liveSearches.size) await this.deps.updateLiveSearches?.(this, this.view.takeRemoved());
+    else this.view?.takeRemoved();
     this.ok(tag, text);
   }
 

@@ -161,12 +161,22 @@ export class FolderView {
   }
 
   /** Removes entries this connection expunged or moved itself; answers their old sequence numbers. */
+  private removedLately: Array<{ seq: number; uid: number }> = [];
+
+  /** The removals since the last call (kept searches tell them by their old numbers). */
+  takeRemoved(): Array<{ seq: number; uid: number }> {
+    const out = this.removedLately;
+    this.removedLately = [];
+    return out;
+  }
+
   remove(ids: Iterable<number>): Array<{ seq: number; uid: number }> {
     const drop = new Set(ids);
     const out: Array<{ seq: number; uid: number }> = [];
     this.entries.forEach((e, i) => { if (drop.has(e.id)) { out.push({ seq: i + 1, uid: e.uid }); this.recent.delete(e.uid); } });
     this.entries = this.entries.filter((e) => !drop.has(e.id));
     for (const id of drop) { this.byId.delete(id); this.gone.delete(id); this.changedFlags.delete(id); }
+    if (this.removedLately.length < 100_000) this.removedLately.push(...out);
     return out;
   }
 
