@@ -50,6 +50,7 @@ export default {
     'test/mailboxes/delete.test.ts',
     'test/mailboxes/list.test.ts',
     'test/mailboxes/lockout.test.ts',
+    'test/mailboxes/logins.test.ts',
     'test/mailboxes/redaction.test.ts',
     'test/mailboxes/single.test.ts',
     'test/tasks/queue.test.ts',
@@ -89,6 +90,7 @@ export default {
     'test/imap/faces.test.ts',
     'test/imap/fetch.test.ts',
     'test/imap/fetch-stored.test.ts',
+    'test/imap/fetch-sections.test.ts',
     'test/imap/fuzz.test.ts',
     'test/imap/hostile.test.ts',
     'test/imap/imaplib.test.ts',
@@ -102,6 +104,16 @@ export default {
     'test/import/restart.test.ts', // SIGKILL mid-import, restart: exact count
     'test/import/uploads.test.ts', // mbox and Maildir tar uploads, exports
     'test/import/cli.test.ts', // mailstead import / export
+    'test/imap/sequence.test.ts',
+    'test/imap/select.test.ts',
+    'test/imap/binary.test.ts',
+    'test/imap/move.test.ts',
+    'test/imap/envelope.test.ts',
+    'test/imap/list.test.ts',
+    'test/imap/sort.test.ts',
+    'test/imap/multiappend.test.ts',
+    'test/imap/thread.test.ts',
+    'test/imap/context-search.test.ts',
 
     'test/webhooks/events.test.ts',
     'test/webhooks/retries.test.ts',

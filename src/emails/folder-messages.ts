@@ -8,6 +8,8 @@ import { fits } from '../ingest/commits.js';
 import type { MailChanges } from './changes.js';
 import { pgSearchOfFtsMatch, tsquery } from './pg-search.js';
 import { summaryQueries } from './summary-rows.js';
+import { subscriptionQueries } from './subscriptions.js';
+import { textQueries } from './text-search.js';
 import { folderStore, type FolderRow } from './folder-store.js';
 import type { Markers } from './markers.js';
 import type { EmailService } from './service.js';
@@ -145,6 +147,8 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
     },
 
     ...summaryQueries(db, store),
+    ...textQueries(db),
+    ...subscriptionQueries(db),
 
     /** Counts of a folder for STATUS. */
     counts: (mailboxId: number, folder: string) => (dialectOf(db) === 'postgres'

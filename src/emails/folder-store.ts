@@ -83,9 +83,9 @@ export const folderStore = {
     db.selectFrom('folders').select(FOLDER_COLUMNS).where('mailbox_id', '=', mailboxId).where('name', '=', name)
       .executeTakeFirst() as Promise<FolderRow | undefined>,
 
-  /** A new user folder; undefined when the name is taken. */
+  /** A new user folder, not subscribed (RFC 9051 6.3.4: CREATE does not subscribe); undefined when the name is taken. */
   async create(db: Db, mailboxId: number, name: string, now: number): Promise<FolderRow | undefined> {
-    const r = await db.insertInto('folders').values({ mailbox_id: mailboxId, name, special_use: null, created_at: now })
+    const r = await db.insertInto('folders').values({ mailbox_id: mailboxId, name, special_use: null, subscribed: 0, created_at: now })
       .onConflict((oc) => oc.columns(['mailbox_id', 'name']).doNothing()).returning(FOLDER_COLUMNS).executeTakeFirst();
     return r as FolderRow | undefined;
   },

@@ -59,11 +59,19 @@ export interface EmailImapTable {
   bodystructure: string | null;
 }
 
+/** A subscription to a name that is no folder (IMAP; a folder's own is its `subscribed`). */
+export interface ImapSubscriptionsTable {
+  mailbox_id: number;
+  name: string;
+}
+
 /** One failed login from an IP (the lock-out of DECISIONS.md section 13 counts these). */
 export interface LoginFailuresTable {
   id: Generated<number>;
   ip: string;
   at: number;
+  /** 1 while the attempt's password check runs (a place held, not yet a failure). */
+  pending: Generated<number>;
 }
 
 /** The wide part of an email, read only by Get and raw rendering. */
@@ -117,4 +125,5 @@ export interface EmailTables {
   email_raw: EmailRawTable;
   email_imap: EmailImapTable;
   login_failures: LoginFailuresTable;
+  imap_subscriptions: ImapSubscriptionsTable;
 }

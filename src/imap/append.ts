@@ -1,5 +1,7 @@
 import { OverQuotaError } from '../emails/folder-messages.js';
+import { encodeNulParts } from './binary-append.js';
 import { folderNamed } from './mailboxes.js';
+import { formatSet } from './parser.js';
 import { ImapNo, type CommandSpec } from './session.js';
 import { readFlags } from './store.js';
 
@@ -14,26 +16,32 @@ export const appendCommands: Record<string, CommandSpec> = {
     async run(s, tag, p) {
       p.sp();
       const name = p.mailbox();
-      p.sp();
-      let flags: string[] = [];
-      if (p.peek() === 0x28) { flags = readFlags(p); p.sp(); }
-      let date = Date.now();
-      if (p.peek() === 0x22) { date = p.dateTime(); p.sp(); }
-      const binary = p.peek() === 0x7e;
-      const raw = p.literal();
+      // MULTIAPPEND (RFC 3502): one or more messages, each with its own flags and date.
+      const messages: Array<{ raw: Buffer; flags: string[]; date: number }> = [];
+      while (p.maybeSp()) {
+        let flags: string[] = [];
+        if (p.peek() === 0x28) { flags = readFlags(p); p.sp(); }
+        let date = Date.now();
+        if (p.peek() === 0x22) { date = p.dateTime(); p.sp(); }
+        const binary = p.peek() === 0x7e;
+        const raw = p.literal();
+        messages.push({ raw: binary ? encodeNulParts(raw) : raw, flags, date });
+      }
       p.end();
+      if (messages.length === 0) p.fail('message');
       const f = await folderNamed(s, name).catch(() => { throw new ImapNo('no such folder', 'TRYCREATE'); });
-      if (binary && raw.includes(0)) throw new ImapNo('NUL bytes are not stored', 'CANNOT');
-      if (raw.length === 0) throw new ImapNo('empty message', 'CANNOT');
-      const input = await s.store.parseAppend(Buffer.from(raw), flags, date);
-      let uid: number;
+      if (messages.some((m) => m.raw.length === 0)) throw new ImapNo('empty message', 'CANNOT');
+      // Every message is parsed before the first is stored, so a message that cannot be read stores none.
+      const inputs = [];
+      for (const m of messages) inputs.push(await s.store.parseAppend(Buffer.from(m.raw), m.flags, m.date));
+      const uids: number[] = [];
       try {
-        uid = await s.store.messages.append(s.login!.tenantId, s.login!.mailboxId, f.name, input);
+        for (const input of inputs) uids.push(await s.store.messages.append(s.login!.tenantId, s.login!.mailboxId, f.name, input));
       } catch (err) {
-        if (err instanceof OverQuotaError) throw new ImapNo('mailbox is over its quota', 'OVERQUOTA');
+        if (err instanceof OverQuotaError) throw new ImapNo(`mailbox is over its quota${uids.length ? ` (${uids.length} of ${inputs.length} stored)` : ''}`, 'OVERQUOTA');
         throw err;
       }
-      await s.finish(tag, `[APPENDUID ${f.id} ${uid}] APPEND completed`);
+      await s.finish(tag, `[APPENDUID ${f.id} ${formatSet(uids)}] APPEND completed`);
     },
   },
 };

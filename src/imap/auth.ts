@@ -4,8 +4,9 @@ const ANY = ['notauth', 'auth', 'selected'] as const;
 
 /**
  * Checks a login against the lock-out first (DECISIONS.md section 13: a locked IP is refused even
- * with the right password), then the mailbox password. The attempt is counted for the IP before
- * the check (mailboxes/lockout.ts says why) and forgotten when the login succeeds.
+ * with the right password), then the mailbox password. The attempt holds its place for the IP during
+ * the check (mailboxes/lockout.ts says why), counts as a failure when the password is wrong, and is
+ * forgotten when the login succeeds.
  */
 async function logIn(s: Session, user: string, password: string): Promise<void> {
   const { lockout, logins } = s.store;
@@ -18,7 +19,10 @@ async function logIn(s: Session, user: string, password: string): Promise<void> 
     await attempt.forget(); // our fault, not a failed login
     throw err;
   }
-  if (!login) throw new ImapNo('invalid credentials', 'AUTHENTICATIONFAILED');
+  if (!login) {
+    await attempt.fail();
+    throw new ImapNo('invalid credentials', 'AUTHENTICATIONFAILED');
+  }
   await attempt.forget();
   s.authenticated(login);
   s.deps.logger.debug({ mailbox_id: login.mailboxId }, 'imap login');

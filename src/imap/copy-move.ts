@@ -18,7 +18,7 @@ async function copyOrMove(s: Session, tag: string, p: Parser, uid: boolean, move
   const v = s.view!;
   if (move && v.readOnly) throw new ImapNo('the folder is open read-only', 'READ-ONLY');
   const dest = await folderNamed(s, name).catch(() => { throw new ImapNo('no such folder', 'TRYCREATE'); });
-  await s.refresh();
+  await s.sync();
   const list = targets(s, set, uid);
   const cmd = `${uid ? 'UID ' : ''}${move ? 'MOVE' : 'COPY'}`;
   if (list.length === 0) return s.finish(tag, `${cmd} completed (nothing to do)`);
@@ -26,7 +26,7 @@ async function copyOrMove(s: Session, tag: string, p: Parser, uid: boolean, move
     const newUids = await s.store.messages.copy(s.login!.mailboxId, list.map((e) => e.id), dest.id === v.folder.id ? v.folder.name : dest.name);
     return s.finish(tag, `[COPYUID ${dest.id} ${formatSet(list.map((e) => e.uid))} ${formatSet(newUids)}] ${cmd} completed`);
   }
-  if (dest.id === v.folder.id) throw new ImapNo('source and target are the same folder', 'CANNOT');
+  // Into the same folder the messages get new UIDs: EXPUNGE of the old numbers, EXISTS of the new.
   const newUids = await s.store.messages.move(s.login!.mailboxId, list.map((e) => e.id), dest.name);
   s.send(`* OK [COPYUID ${dest.id} ${formatSet(list.map((e) => e.uid))} ${formatSet(newUids)}] moved`);
   for (const line of FolderView.removalLines(v.remove(list.map((e) => e.id)), s.qresync)) s.send(line);

@@ -9,7 +9,7 @@ import { FolderView } from './view.js';
  */
 async function expungeDeleted(s: Session, p: Parser | null, uid: boolean): Promise<Array<{ seq: number; uid: number }>> {
   const v = s.view!;
-  await s.refresh();
+  if (p) await s.sync(); else await s.refresh(); // CLOSE announces nothing
   let list = v.entries;
   if (p && uid) {
     p.sp();
@@ -29,6 +29,8 @@ export const expungeCommands: Record<string, CommandSpec> = {
       if (!o.uid) p.end();
       if (s.view!.readOnly) throw new ImapNo('the folder is open read-only', 'READ-ONLY');
       const removed = await expungeDeleted(s, p, o.uid);
+      // Kept searches hear of their expunged messages by the numbers they had, before the EXPUNGEs.
+      if (s.liveSearches.size) await s.deps.updateLiveSearches?.(s, s.view!.takeRemoved());
       for (const line of FolderView.removalLines(removed, s.qresync)) s.send(line);
       await s.finish(tag, `${o.uid ? 'UID ' : ''}EXPUNGE completed`);
     },

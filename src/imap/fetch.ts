@@ -5,7 +5,6 @@ import { binaryBytes, readSection, sectionBytes, sectionName, type Section } fro
 import { ImapBad, type CommandSpec, type Session } from './session.js';
 import { bodyStructure } from './structure.js';
 import { summarise } from './summaries.js';
-import { flagsOf } from './view.js';
 import { dateTime, lit, type Piece } from './wire.js';
 
 /** Messages whose rows one query reads, and whose answers are written before waiting for the socket to drain. */
@@ -105,15 +104,15 @@ async function fetch(s: Session, tag: string, p: Parser, uid: boolean): Promise<
   p.end();
   if (vanished && (!uid || !s.qresync || changedSince === null)) throw new ImapBad('VANISHED needs UID FETCH, QRESYNC and CHANGEDSINCE');
   const v = s.view!;
-  await s.refresh();
+  await s.sync();
   let list = targets(s, set, uid);
   if (uid && !items.some((i) => i.kind === 'UID')) items.unshift({ kind: 'UID' });
   if (changedSince !== null) {
-    s.enabled.add('CONDSTORE');
+    s.enableCondstore();
     list = list.filter((e) => e.modseq > changedSince);
     if (!items.some((i) => i.kind === 'MODSEQ')) items.push({ kind: 'MODSEQ' });
   }
-  if (items.some((i) => i.kind === 'MODSEQ')) s.enabled.add('CONDSTORE');
+  if (items.some((i) => i.kind === 'MODSEQ')) s.enableCondstore();
   if (vanished && set !== '$') {
     const present = new Set(v.entries.map((e) => e.uid));
     const top = Math.min(v.folder.uidnext - 1, v.maxUid + 1_000_000);
@@ -157,7 +156,7 @@ async function fetch(s: Session, tag: string, p: Parser, uid: boolean): Promise<
       for (const i of items) {
         switch (i.kind) {
           case 'UID': add(`UID ${e.uid}`); break;
-          case 'FLAGS': add(`FLAGS (${flagsOf(e).join(' ')})`); break;
+          case 'FLAGS': add(`FLAGS (${v.flagsOf(e).join(' ')})`); break;
           case 'MODSEQ': add(`MODSEQ (${e.modseq})`); break;
           case 'INTERNALDATE': add(`INTERNALDATE ${dateTime(row!.receivedAt)}`); break;
           case 'RFC822.SIZE': add(`RFC822.SIZE ${row!.summary!.size}`); break;
@@ -167,7 +166,8 @@ async function fetch(s: Session, tag: string, p: Parser, uid: boolean): Promise<
           case 'section': {
             const bytes = slice(whole(i.section) ? raw! : sectionBytes(raw!, mime!, i.section), i.partial);
             const label = i.name === 'BODY' ? `BODY[${sectionName(i.section)}]${i.partial ? `<${i.partial[0]}>` : ''}` : i.name;
-            add(`${label} `, ...lit(bytes));
+            // NUL may travel only in a literal8 (RFC 3516); a client that stored one gets it back so.
+            add(`${label} `, ...lit(bytes, bytes.includes(0)));
             break;
           }
           case 'binary': {
@@ -182,7 +182,7 @@ async function fetch(s: Session, tag: string, p: Parser, uid: boolean): Promise<
           }
         }
       }
-      if (flagsChanged && !items.some((i) => i.kind === 'FLAGS')) add(`FLAGS (${flagsOf(e).join(' ')})`);
+      if (flagsChanged && !items.some((i) => i.kind === 'FLAGS')) add(`FLAGS (${v.flagsOf(e).join(' ')})`);
       s.send([`* ${v.seqOf(e)} FETCH (`, ...out, ')']);
       // A client that reads slowly holds the command here rather than the server buffering its answer.
       if (needRaw) await s.drained();

@@ -13,9 +13,13 @@ import { idleCommands } from './idle.js';
 import { createIdleWatch } from './idle-watch.js';
 import { mailboxCommands } from './mailboxes.js';
 import { createMailstore } from './mailstore.js';
+import { contextCommands, updateLiveSearches } from './context.js';
 import { quotaCommands } from './quota.js';
-import { searchCommands } from './search.js';
+import { RecentClaims } from './recent.js';
+import { matching, searchCommands } from './search.js';
 import { selectCommands } from './select.js';
+import { sortCommands } from './sort.js';
+import { threadCommands } from './thread.js';
 import { createImapListeners, type TlsSource } from './server.js';
 import type { CommandSpec } from './session.js';
 import { storeCommands } from './store.js';
@@ -26,7 +30,7 @@ export const MAX_SESSIONS_PER_MAILBOX = 20;
 /** Every command, by name. */
 const COMMANDS = new Map<string, CommandSpec>(Object.entries({
   ...authCommands, ...enableCommands, ...mailboxCommands, ...selectCommands, ...fetchCommands, ...storeCommands,
-  ...searchCommands, ...copyMoveCommands, ...expungeCommands, ...appendCommands, ...idleCommands, ...quotaCommands,
+  ...searchCommands, ...copyMoveCommands, ...expungeCommands, ...appendCommands, ...idleCommands, ...quotaCommands, ...sortCommands, ...threadCommands, ...contextCommands,
 }));
 
 /**
@@ -45,7 +49,8 @@ export function installImap(core: Core, deps: { emails: Emails; tls: TlsSource }
   const listeners = createImapListeners({
     host: config.smtpHost, port: config.imapPort, starttlsPort: config.imapStarttlsPort, tls: deps.tls, logger,
     deps: {
-      store, logger, commands: COMMANDS, idle,
+      store, logger, commands: COMMANDS, idle, recent: new RecentClaims(),
+      updateLiveSearches: (s, removed) => updateLiveSearches(s, removed, async (program) => (await matching(s, program, false)).hits.map((e) => e.uid)),
       claim(id) {
         const n = perMailbox.get(id) ?? 0;
         if (n >= MAX_SESSIONS_PER_MAILBOX) return false;

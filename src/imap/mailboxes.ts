@@ -2,11 +2,11 @@ import type { FolderRow } from '../emails/folder-messages.js';
 import { DEFAULT_FOLDERS } from '../emails/folder-store.js';
 import type { Parser } from './parser.js';
 import { MAX_LITERAL } from './reader.js';
-import { ImapBad, ImapNo, type CommandSpec, type Session } from './session.js';
+import { DELIMITER, list, readStatusItems } from './list.js';
+import { ImapNo, type CommandSpec, type Session } from './session.js';
 import { astr } from './wire.js';
 
 const AUTHED = ['auth', 'selected'] as const;
-const DELIMITER = '/';
 const PROTECTED = new Set(DEFAULT_FOLDERS.map(([n]) => n));
 
 /** A folder name a client may create: not empty, no wildcard or control character, no empty level. */
@@ -16,32 +16,19 @@ function checkName(name: string): void {
   }
 }
 
-/** A LIST pattern (with the reference prefixed) as a regular expression: `*` any, `%` any but the delimiter. */
-function patternRegex(reference: string, pattern: string): RegExp {
-  const full = reference + pattern;
-  const body = [...full].map((c) => (c === '*' ? '.*' : c === '%' ? '[^/]*' : c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('');
-  return new RegExp(`^${body}$`, /^inbox/i.test(full) ? 'i' : '');
-}
-
-const matches = (re: RegExp, name: string) => re.test(name) || (name === 'INBOX' && re.test('inbox'));
-
 /** STATUS items of a folder, as `(NAME value ...)`. */
 export async function statusItems(s: Session, f: FolderRow, items: string[]): Promise<string> {
   const c = await s.store.messages.counts(s.login!.mailboxId, f.name);
   const highest = items.includes('HIGHESTMODSEQ') ? await s.store.messages.highestModseq(s.login!.tenantId) : 0;
+  // Recent: messages no session has claimed yet (recent.ts); read only when some may be.
+  const boundary = s.deps.recent.boundary(f.id);
+  const recent = items.includes('RECENT') && boundary < f.uidnext - 1
+    ? (await s.store.messages.entries(s.login!.mailboxId, f.name)).filter((e) => e.uid > boundary).length : 0;
   const values: Record<string, number> = {
     MESSAGES: c.messages, UIDNEXT: f.uidnext, UIDVALIDITY: f.id, UNSEEN: c.unseen, DELETED: c.deleted, SIZE: c.size,
-    RECENT: 0, HIGHESTMODSEQ: highest, APPENDLIMIT: MAX_LITERAL,
+    RECENT: recent, HIGHESTMODSEQ: highest, APPENDLIMIT: MAX_LITERAL,
   };
   return `(${items.map((i) => `${i} ${values[i]}`).join(' ')})`;
-}
-
-function readStatusItems(p: Parser): string[] {
-  const items = p.list(() => p.atom().toUpperCase(), false);
-  for (const i of items) {
-    if (!['MESSAGES', 'UIDNEXT', 'UIDVALIDITY', 'UNSEEN', 'DELETED', 'SIZE', 'RECENT', 'HIGHESTMODSEQ', 'APPENDLIMIT'].includes(i)) throw new ImapBad(`unknown status item ${i}`);
-  }
-  return items;
 }
 
 /** The folder a command names, or NO [NONEXISTENT]. */
@@ -52,54 +39,9 @@ export async function folderNamed(s: Session, name: string): Promise<FolderRow> 
   return f;
 }
 
-/** LIST and LSUB (RFC 9051 6.3.9, LIST-EXTENDED selection and return options, SPECIAL-USE, LIST-STATUS). */
-async function list(s: Session, tag: string, p: Parser, lsub: boolean): Promise<void> {
-  p.sp();
-  const select = new Set<string>();
-  if (!lsub && p.peek() === 0x28) { for (const o of p.list(() => p.atom().toUpperCase())) select.add(o); p.sp(); }
-  const reference = p.listMailbox();
-  p.sp();
-  const patterns = !lsub && p.peek() === 0x28 ? p.list(() => p.listMailbox(), false) : [p.listMailbox()];
-  const ret = new Set<string>();
-  let statusWanted: string[] = [];
-  if (!lsub && p.maybeSp()) {
-    p.expect('RETURN');
-    p.sp();
-    p.list(() => {
-      const o = p.atom().toUpperCase();
-      ret.add(o);
-      if (o === 'STATUS') { p.sp(); statusWanted = readStatusItems(p); }
-      return o;
-    });
-  }
-  p.end();
-  const folders = await s.store.messages.folders(s.login!.mailboxId);
-  const cmd = lsub ? 'LSUB' : 'LIST';
-  if (patterns.length === 1 && patterns[0] === '') {
-    s.send(`* ${cmd} (\\Noselect) "${DELIMITER}" ""`);
-    return s.finish(tag, `${cmd} completed`);
-  }
-  const res = patterns.map((pt) => patternRegex(reference, pt));
-  const names = new Set(folders.map((f) => f.name));
-  for (const f of folders) {
-    if (!res.some((re) => matches(re, f.name))) continue;
-    const subscribedOnly = lsub || select.has('SUBSCRIBED');
-    if (subscribedOnly && !f.subscribed) continue;
-    if (select.has('SPECIAL-USE') && !f.special_use) continue;
-    const attrs: string[] = [];
-    const children = [...names].some((n) => n.startsWith(f.name + DELIMITER));
-    attrs.push(children ? '\\HasChildren' : '\\HasNoChildren');
-    if (f.subscribed && (ret.has('SUBSCRIBED') || select.has('SUBSCRIBED'))) attrs.push('\\Subscribed');
-    if (f.special_use && !lsub) attrs.push(f.special_use);
-    s.send(`* ${cmd} (${attrs.join(' ')}) "${DELIMITER}" ${astr(f.name)}`);
-    if (statusWanted.length) s.send(`* STATUS ${astr(f.name)} ${await statusItems(s, f, statusWanted)}`);
-  }
-  await s.finish(tag, `${cmd} completed`);
-}
-
 export const mailboxCommands: Record<string, CommandSpec> = {
-  LIST: { states: AUTHED, run: (s, tag, p) => list(s, tag, p, false) },
-  LSUB: { states: AUTHED, run: (s, tag, p) => list(s, tag, p, true) },
+  LIST: { states: AUTHED, run: (s, tag, p) => list(s, tag, p, false, (f, items) => statusItems(s, f, items)) },
+  LSUB: { states: AUTHED, run: (s, tag, p) => list(s, tag, p, true, (f, items) => statusItems(s, f, items)) },
   NAMESPACE: {
     states: AUTHED,
     async run(s, tag, p) {
@@ -119,6 +61,11 @@ export const mailboxCommands: Record<string, CommandSpec> = {
       if (name === 'INBOX') throw new ImapNo('INBOX exists', 'ALREADYEXISTS');
       await s.store.messages.folders(s.login!.mailboxId);
       if (!(await s.store.messages.createFolder(s.login!.mailboxId, name))) throw new ImapNo('folder exists', 'ALREADYEXISTS');
+      // A subscription kept from a folder of this name deleted earlier is the new folder's.
+      if (await s.store.messages.dropSubscription(s.login!.mailboxId, name)) {
+        const made = await s.store.messages.folder(s.login!.mailboxId, name);
+        if (made) await s.store.messages.setSubscribed(made.id, true);
+      }
       await s.finish(tag, 'CREATE completed');
     },
   },
@@ -134,6 +81,7 @@ export const mailboxCommands: Record<string, CommandSpec> = {
       if (all.some((x) => x.name.startsWith(f.name + DELIMITER))) throw new ImapNo('delete the folders inside it first', 'INUSE');
       if (s.view?.folder.id === f.id) { s.view = null; s.state = 'auth'; }
       await s.store.messages.deleteFolder(s.login!.tenantId, s.login!.mailboxId, f);
+      if (f.subscribed) await s.store.messages.keepSubscription(s.login!.mailboxId, f.name); // RFC 9051 6.3.4
       await s.finish(tag, 'DELETE completed');
     },
   },
@@ -170,8 +118,11 @@ export const mailboxCommands: Record<string, CommandSpec> = {
     states: AUTHED,
     async run(s, tag, p) {
       p.sp();
-      const f = await folderNamed(s, p.mailbox());
+      const name = p.mailbox();
       p.end();
+      // A subscription kept for a deleted folder can go too.
+      if (await s.store.messages.dropSubscription(s.login!.mailboxId, name)) return s.finish(tag, 'UNSUBSCRIBE completed');
+      const f = await folderNamed(s, name);
       await s.store.messages.setSubscribed(f.id, false);
       await s.finish(tag, 'UNSUBSCRIBE completed');
     },

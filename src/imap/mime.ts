@@ -133,11 +133,22 @@ function splitMultipart(buf: Buffer, start: number, end: number, boundary: strin
 /** The MIME tree of a whole message. */
 export const parseMime = (raw: Buffer): MimePart => parsePart(raw, 0, raw.length, 0, { n: 0 });
 
-/** Sub-part `n` (1-based) of a part, as section numbers count: a message/rfc822 part's come from its message. */
-export function childPart(p: MimePart, n: number): MimePart | undefined {
-  const inner = p.message ?? p;
-  if (inner.children) return inner.children[n - 1];
-  return n === 1 ? inner : undefined;
+/**
+ * The part a section's part numbers name (RFC 3501/9051 6.4.5): each number counts the parts of a
+ * message, and a message that is not multipart has one part, its body (so part 1 of a message whose
+ * type is message/rfc822 is the whole embedded message). After a message/rfc822 part the numbers go
+ * on counting the parts of the message inside it; after a multipart, its children; a leaf has none.
+ */
+export function partAt(root: MimePart, path: number[]): MimePart | undefined {
+  let message: MimePart | undefined = root;
+  let part: MimePart | undefined;
+  for (const n of path) {
+    if (!message) return undefined;
+    part = message.children ? message.children[n - 1] : n === 1 ? message : undefined;
+    if (!part) return undefined;
+    message = part.children ? part : part.message;
+  }
+  return part;
 }
 
 /** Lines of a body (for text and message/rfc822 parts). */
@@ -158,8 +169,12 @@ export function decodedBody(raw: Buffer, p: MimePart): Buffer | null {
   return null;
 }
 
+/**
+ * Quoted-printable (RFC 2045 6.7): whitespace at the end of a line is transport padding and goes;
+ * a line that then ends in "=" is a soft line break (joined to the next).
+ */
 function decodeQp(body: Buffer): Buffer {
-  const s = body.toString('latin1').replace(/=\r?\n/g, '');
+  const s = body.toString('latin1').replace(/[ \t]+(?=\r?\n|$)/g, '').replace(/=\r?\n/g, '').replace(/=$/, '');
   const out: number[] = [];
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);

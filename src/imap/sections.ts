@@ -1,4 +1,4 @@
-import { childPart, decodedBody, type MimePart } from './mime.js';
+import { decodedBody, partAt, type MimePart } from './mime.js';
 import type { Parser } from './parser.js';
 import { ImapNo } from './session.js';
 
@@ -63,10 +63,7 @@ function rawFields(raw: Buffer, start: number, end: number): Array<[string, Buff
 
 /** The bytes a section names (an empty buffer for a part that does not exist). */
 export function sectionBytes(raw: Buffer, root: MimePart, s: Section): Buffer {
-  let part: MimePart | undefined = root;
-  for (const n of s.path) {
-    part = part ? childPart(part, n) : undefined;
-  }
+  const part = s.path.length === 0 ? root : partAt(root, s.path);
   if (!part) return Buffer.alloc(0);
   if (s.text === 'MIME') return raw.subarray(part.headerStart, part.headerEnd);
   if (s.text === '') return s.path.length === 0 ? raw : raw.subarray(part.bodyStart, part.bodyEnd);
@@ -84,8 +81,7 @@ export function sectionBytes(raw: Buffer, root: MimePart, s: Section): Buffer {
 /** BINARY[section]: the part's body decoded; NO [UNKNOWN-CTE] when its encoding is unknown. */
 export function binaryBytes(raw: Buffer, root: MimePart, path: number[]): Buffer {
   if (path.length === 0) return raw;
-  let part: MimePart | undefined = root;
-  for (const n of path) part = part ? childPart(part, n) : undefined;
+  const part = partAt(root, path);
   if (!part) return Buffer.alloc(0);
   if (part.children) throw new ImapNo('a multipart has no single body to decode', 'UNKNOWN-CTE');
   const out = decodedBody(raw, part);

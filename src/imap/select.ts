@@ -5,7 +5,6 @@ import { FolderView } from './view.js';
 import { astr } from './wire.js';
 
 const AUTHED = ['auth', 'selected'] as const;
-const FLAGS = '\\Answered \\Flagged \\Deleted \\Seen \\Draft';
 
 /** QRESYNC's SELECT parameter (RFC 7162 3.2.5): what the client last knew of the folder. */
 interface Qresync { uidvalidity: number; modseq: number; knownUids: SeqSet | null }
@@ -57,10 +56,18 @@ async function open(s: Session, tag: string, p: Parser, readOnly: boolean): Prom
   const m = s.store.messages;
   const marker = await m.highestModseq(s.login!.tenantId);
   const view = new FolderView(f, await m.entries(s.login!.mailboxId, f.name), marker, readOnly);
+  // \Recent: a read-write session claims what no session has seen; a read-only one only looks.
+  const claims = s.deps.recent;
+  const before = readOnly ? claims.boundary(f.id) : claims.claim(f.id, view.maxUid);
+  for (const e of view.entries) if (e.uid > before) view.recent.add(e.uid);
+  view.claimRecent = readOnly ? (uid) => uid > claims.boundary(f.id) : (uid) => claims.claim(f.id, uid) < uid;
+  view.showRecent = !s.rev2;
   s.send(`* ${view.exists} EXISTS`);
-  if (!s.rev2) s.send('* 0 RECENT');
-  s.send(`* FLAGS (${FLAGS})`);
-  s.send(`* OK [PERMANENTFLAGS (${readOnly ? '' : `${FLAGS} \\*`})] flags`);
+  if (!s.rev2) s.send(`* ${view.recent.size} RECENT`);
+  for (const line of view.flagsLines()) s.send(line);
+  // IMAP4rev1 tells the first unseen message's number (RFC 3501 6.3.1; rev2 dropped it).
+  const firstUnseen = s.rev2 ? -1 : view.entries.findIndex((e) => !e.read);
+  if (firstUnseen >= 0) s.send(`* OK [UNSEEN ${firstUnseen + 1}] first unseen`);
   s.send(`* OK [UIDVALIDITY ${f.id}] UIDs valid`);
   s.send(`* OK [UIDNEXT ${f.uidnext}] predicted next UID`);
   s.send(`* OK [HIGHESTMODSEQ ${marker}] highest`);

@@ -1,6 +1,8 @@
 import type { Logger } from '../logger.js';
 import type { IdleWatch } from './idle-watch.js';
 import type { MailboxLogin } from '../mailboxes/logins.js';
+import type { RecentClaims } from './recent.js';
+import type { LiveSearch } from './context.js';
 import type { Mailstore } from './mailstore.js';
 import { ParseError, Parser } from './parser.js';
 import { CommandReader, MAX_LINE, MAX_LITERAL } from './reader.js';
@@ -41,6 +43,10 @@ export interface SessionDeps {
   commands: Map<string, CommandSpec>;
   /** Wakes idling sessions when their mail changes. */
   idle: IdleWatch;
+  /** Which messages some session has seen as \Recent. */
+  recent: RecentClaims;
+  /** Tells kept searches what joined or left their result (context.ts), given the command's removals. */
+  updateLiveSearches?(s: Session, removed: Array<{ seq: number; uid: number }>): Promise<void>;
   /** Counts sessions per mailbox; false when the mailbox has its 20. */
   claim(mailboxId: number): boolean;
   release(mailboxId: number): void;
@@ -51,7 +57,7 @@ const MAX_PENDING = MAX_LITERAL + 4 * MAX_LINE;
 
 const CAPS_COMMON = ['IMAP4rev2', 'IMAP4rev1', 'LITERAL+', 'ID', 'ENABLE', 'IDLE', 'NAMESPACE', 'UIDPLUS', 'MOVE', 'UNSELECT',
   'SPECIAL-USE', 'LIST-EXTENDED', 'LIST-STATUS', 'CONDSTORE', 'QRESYNC', 'QUOTA', 'QUOTA=RES-STORAGE', 'APPENDLIMIT=26214400',
-  'ESEARCH', 'SEARCHRES', 'BINARY', 'STATUS=SIZE', 'SASL-IR'];
+  'ESEARCH', 'SEARCHRES', 'BINARY', 'STATUS=SIZE', 'SASL-IR', 'SORT', 'SORT=DISPLAY', 'ESORT', 'MULTIAPPEND', 'THREAD=REFERENCES', 'THREAD=ORDEREDSUBJECT', 'CONTEXT=SEARCH'];
 
 /** Commands during which an EXPUNGE may not be sent (RFC 9051 section 7.5.1). */
 const NO_EXPUNGE = new Set(['FETCH', 'STORE', 'SEARCH']);
@@ -66,8 +72,16 @@ const NO_EXPUNGE = new Set(['FETCH', 'STORE', 'SEARCH']);
 export class Session {
   state: State = 'notauth';
   login: MailboxLogin | null = null;
-  view: FolderView | null = null;
+  private selected: FolderView | null = null;
+  /** The selected folder as this client knows it; kept searches end with it. */
+  get view(): FolderView | null { return this.selected; }
+  set view(v: FolderView | null) {
+    if (v !== this.selected) this.liveSearches.clear();
+    this.selected = v;
+  }
   enabled = new Set<string>();
+  /** Searches kept up to date (SEARCH RETURN (UPDATE), CONTEXT=SEARCH), by tag; dropped with the folder. */
+  liveSearches = new Map<string, LiveSearch>();
   /** UIDs of the last SEARCH ... RETURN (SAVE) (`$`). */
   saved: number[] = [];
   raw: ((id: number) => Promise<Buffer>) | null = null;
@@ -124,6 +138,8 @@ export class Session {
    */
   async finish(tag: string, text: string): Promise<void> {
     if (this.view) await this.update(!NO_EXPUNGE.has(this.current.name) || this.current.uid);
+    if (this.view && this.liveSearches.size) await this.deps.updateLiveSearches?.(this, this.view.takeRemoved());
+    else this.view?.takeRemoved();
     this.ok(tag, text);
   }
 
@@ -228,6 +244,24 @@ export class Session {
   flush(expunges: boolean): void {
     if (!this.view) return;
     for (const line of this.view.announce({ expunges, qresync: this.qresync, condstore: this.condstore })) this.send(line);
+  }
+
+  /**
+   * Refreshes and announces what the command in progress may announce, before it answers for any
+   * message: its own responses then only name sequence numbers the client was told of (EXISTS).
+   */
+  async sync(): Promise<void> {
+    await this.update(!NO_EXPUNGE.has(this.current.name) || this.current.uid);
+  }
+
+  /**
+   * CONDSTORE enabled by a command that uses it (FETCH MODSEQ, SEARCH MODSEQ, UNCHANGEDSINCE): the
+   * first time, the selected folder's HIGHESTMODSEQ is told (RFC 7162 3.1).
+   */
+  enableCondstore(): void {
+    if (this.condstore) return;
+    this.enabled.add('CONDSTORE');
+    if (this.view) this.send(`* OK [HIGHESTMODSEQ ${this.view.marker}] highest`);
   }
 
   /** Refreshes and announces (NOOP, IDLE, before a tagged answer). */

@@ -1,7 +1,6 @@
 import { targets } from './fetch.js';
 import { formatSet, type Parser } from './parser.js';
 import { ImapBad, ImapNo, type CommandSpec, type Session } from './session.js';
-import { flagsOf } from './view.js';
 
 const SYSTEM = new Map(['\\answered', '\\flagged', '\\deleted', '\\seen', '\\draft'].map((f) => [f, '\\' + f[1].toUpperCase() + f.slice(2)]));
 const MAX_KEYWORDS = 64;
@@ -52,8 +51,8 @@ async function store(s: Session, tag: string, p: Parser, uid: boolean): Promise<
   p.end();
   const v = s.view!;
   if (v.readOnly) throw new ImapNo('the folder is open read-only', 'READ-ONLY');
-  if (unchangedSince !== undefined) s.enabled.add('CONDSTORE');
-  await s.refresh();
+  if (unchangedSince !== undefined) s.enableCondstore();
+  await s.sync();
   const list = targets(s, set, uid);
   const seen = flags.includes('\\Seen');
   const others = flags.filter((f) => f !== '\\Seen');
@@ -79,6 +78,7 @@ async function store(s: Session, tag: string, p: Parser, uid: boolean): Promise<
     if (!written.has(w.id)) { const e = v.entry(w.id); if (e) modified.push(uid ? e.uid : v.seqOf(e)); continue; }
     const e = v.entry(w.id);
     if (e) e.flags = w.flags;
+    v.noteFlags(w.flags);
   }
   for (const id of read) { await messages.markRead(s.login!.tenantId, id).catch(() => undefined); const e = v.entry(id); if (e) e.read = true; }
   await messages.markUnread(s.login!.mailboxId, unread);
@@ -86,10 +86,12 @@ async function store(s: Session, tag: string, p: Parser, uid: boolean): Promise<
   // The new markers (MODSEQ) come back with the refresh; the flags already match, so it announces nothing for them.
   await s.refresh();
   v.quiet(list.map((e) => e.id));
+  // A keyword new to the folder is announced (FLAGS) before a FETCH shows it.
+  for (const line of v.keywordLines()) s.send(line);
   if (!m[2]) {
     for (const e of list) {
       if (!v.entry(e.id) || modified.includes(uid ? e.uid : v.seqOf(e))) continue;
-      s.send(`* ${v.seqOf(e)} FETCH (${uid ? `UID ${e.uid} ` : ''}FLAGS (${flagsOf(e).join(' ')})${s.condstore ? ` MODSEQ (${e.modseq})` : ''})`);
+      s.send(`* ${v.seqOf(e)} FETCH (${uid || s.rev2 ? `UID ${e.uid} ` : ''}FLAGS (${v.flagsOf(e).join(' ')})${s.condstore ? ` MODSEQ (${e.modseq})` : ''})`);
     }
   }
   await s.finish(tag, `${modified.length ? `[MODIFIED ${formatSet(modified)}] ` : ''}${uid ? 'UID ' : ''}STORE completed`);

@@ -18,17 +18,21 @@ function addresses(value: string | undefined): string {
   } catch {
     return 'NIL';
   }
+  // Source routes (`<@relay:user@host>`, obsolete but still written) are the ENVELOPE's adl.
+  const routes = new Map<string, string>();
+  for (const m of value.matchAll(/<\s*(@[^<>:]*):([^<>]*)>/g)) routes.set(m[2].trim().toLowerCase(), m[1].trim());
   const one = (a: Address): string => {
     const at = (a.address ?? '').lastIndexOf('@');
     const mailbox = at >= 0 ? a.address!.slice(0, at) : (a.address ?? '');
     const host = at >= 0 ? a.address!.slice(at + 1) : null;
-    return `(${nstr(a.name || null)} NIL ${nstr(mailbox || null)} ${nstr(host)})`;
+    return `(${nstr(a.name || null)} ${nstr(routes.get((a.address ?? '').toLowerCase()) ?? null)} ${nstr(mailbox || null)} ${nstr(host)})`;
   };
   const out: string[] = [];
   for (const a of list) {
     if (a.group) {
       out.push(`(NIL NIL ${nstr(a.name ?? '')} NIL)`);
-      for (const g of a.group) out.push(one(g));
+      // A comment inside a group (`group2: (foo) ;`) comes back as a nameless entry: no member.
+      for (const g of a.group) if (g.address) out.push(one(g));
       out.push('(NIL NIL NIL NIL)');
     } else if (a.address || a.name) out.push(one(a));
   }

@@ -8,6 +8,9 @@ export function flagsOf(e: FolderEntry): string[] {
   return out;
 }
 
+/** The system flags every folder offers. */
+export const SYSTEM_FLAGS = '\\Answered \\Flagged \\Deleted \\Seen \\Draft';
+
 /** What a refresh found to tell the client. */
 export interface Announcements {
   /** Lines to send, in order (EXPUNGE/VANISHED, EXISTS, FETCH). */
@@ -29,10 +32,50 @@ export class FolderView {
   private changedFlags = new Set<number>();
   private added = false;
   private standIns = 0;
+  /** UIDs recent in this session (\Recent, IMAP4rev1). */
+  readonly recent = new Set<number>();
+  /** Whether \Recent is shown (IMAP4rev1 sessions). */
+  showRecent = false;
+  /** Keywords the client was told of in FLAGS; one not among them is announced with FLAGS first. */
+  readonly keywords = new Set<string>();
+  private newKeywords = false;
+  /** Claims a UID that arrived as recent for this session (see recent.ts); set by SELECT. */
+  claimRecent: (uid: number) => boolean = () => false;
 
   constructor(readonly folder: FolderRow, entries: FolderEntry[], public marker: number, readonly readOnly: boolean) {
     this.entries = entries;
-    for (const e of entries) this.byId.set(e.id, e);
+    for (const e of entries) { this.byId.set(e.id, e); this.noteFlags(e.flags); }
+    this.newKeywords = false;
+  }
+
+  /** Notes the keywords of a flag list; a new one is announced with the next changes. */
+  noteFlags(flags: string): void {
+    if (flags === '') return;
+    for (const f of flags.split(' ')) {
+      if (f.startsWith('\\') || this.keywords.has(f)) continue;
+      this.keywords.add(f);
+      this.newKeywords = true;
+    }
+  }
+
+  /** The FLAGS and PERMANENTFLAGS lines (SELECT, and when a keyword comes into use). */
+  flagsLines(): string[] {
+    const flags = [SYSTEM_FLAGS, ...this.keywords].join(' ');
+    return [`* FLAGS (${flags})`, `* OK [PERMANENTFLAGS (${this.readOnly ? '' : `${flags} \\*`})] flags`];
+  }
+
+  /** FLAGS lines when a keyword came into use since the last ones, else none. */
+  keywordLines(): string[] {
+    if (!this.newKeywords) return [];
+    this.newKeywords = false;
+    return this.flagsLines();
+  }
+
+  /** The flags of an entry as this session shows them (\Seen from `read`, \Recent to IMAP4rev1). */
+  flagsOf(e: FolderEntry): string[] {
+    const out = flagsOf(e);
+    if (this.showRecent && this.recent.has(e.uid)) out.unshift('\\Recent');
+    return out;
   }
 
   get exists(): number { return this.entries.length; }
@@ -91,6 +134,7 @@ export class FolderView {
     if (known && !here) { this.gone.add(c.id); return; }
     if (known && c.uid === known.uid) {
       if (known.flags !== c.flags || known.read !== c.read) this.changedFlags.add(c.id);
+      this.noteFlags(c.flags);
       known.flags = c.flags;
       known.read = c.read;
       known.modseq = c.modseq;
@@ -109,18 +153,30 @@ export class FolderView {
     if (!here) return;
     const e: FolderEntry = { id: c.id, uid: c.uid, flags: c.flags, read: c.read, modseq: c.modseq };
     this.byId.set(e.id, e);
+    this.noteFlags(e.flags);
+    if (this.claimRecent(e.uid)) this.recent.add(e.uid);
     if (e.uid > this.maxUid) this.entries.push(e);
     else { this.entries.push(e); this.entries.sort((a, b) => a.uid - b.uid); }
     this.added = true;
   }
 
   /** Removes entries this connection expunged or moved itself; answers their old sequence numbers. */
+  private removedLately: Array<{ seq: number; uid: number }> = [];
+
+  /** The removals since the last call (kept searches tell them by their old numbers). */
+  takeRemoved(): Array<{ seq: number; uid: number }> {
+    const out = this.removedLately;
+    this.removedLately = [];
+    return out;
+  }
+
   remove(ids: Iterable<number>): Array<{ seq: number; uid: number }> {
     const drop = new Set(ids);
     const out: Array<{ seq: number; uid: number }> = [];
-    this.entries.forEach((e, i) => { if (drop.has(e.id)) out.push({ seq: i + 1, uid: e.uid }); });
+    this.entries.forEach((e, i) => { if (drop.has(e.id)) { out.push({ seq: i + 1, uid: e.uid }); this.recent.delete(e.uid); } });
     this.entries = this.entries.filter((e) => !drop.has(e.id));
     for (const id of drop) { this.byId.delete(id); this.gone.delete(id); this.changedFlags.delete(id); }
+    if (this.removedLately.length < 100_000) this.removedLately.push(...out);
     return out;
   }
 
@@ -135,13 +191,19 @@ export class FolderView {
   announce(opts: { expunges: boolean; qresync: boolean; condstore: boolean }): string[] {
     const lines: string[] = [];
     if (opts.expunges && this.gone.size) lines.push(...FolderView.removalLines(this.remove([...this.gone]), opts.qresync));
+    // EXISTS before flag changes: a FETCH may be about a message that just arrived.
+    if (this.added) {
+      lines.push(`* ${this.entries.length} EXISTS`);
+      if (this.showRecent) lines.push(`* ${this.recent.size} RECENT`);
+      this.added = false;
+    }
+    lines.push(...this.keywordLines());
     for (const id of this.changedFlags) {
       const e = this.byId.get(id);
       if (!e) continue;
-      lines.push(`* ${this.seqOf(e)} FETCH (UID ${e.uid} FLAGS (${flagsOf(e).join(' ')})${opts.condstore ? ` MODSEQ (${e.modseq})` : ''})`);
+      lines.push(`* ${this.seqOf(e)} FETCH (UID ${e.uid} FLAGS (${this.flagsOf(e).join(' ')})${opts.condstore ? ` MODSEQ (${e.modseq})` : ''})`);
     }
     this.changedFlags.clear();
-    if (this.added) { lines.push(`* ${this.entries.length} EXISTS`); this.added = false; }
     return lines;
   }
 

@@ -6,11 +6,21 @@ export const LOCKOUT_FAILURES = 10;
 export const LOCKOUT_WINDOW_MS = 10 * 60_000;
 export const LOCKOUT_MS = 10 * 60_000;
 
-/** A login attempt that was let through and is counted as a failure unless told otherwise. */
+/** A login attempt that was let through; its row holds a place until its check says how it went. */
 export interface LoginAttempt {
+  /** The password was wrong: the attempt is a failure from now on. */
+  fail(): Promise<void>;
   /** The login succeeded, or the check could not be made (an error of ours): it is not a failure. */
   forget(): Promise<void>;
 }
+
+/**
+ * How long a check may run before its attempt counts as a failure anyway (a node that stopped
+ * mid-check never settles its row), and the longest an attempt waits for earlier ones to settle.
+ */
+export const PENDING_MS = 30_000;
+/** How often a waiting attempt looks again whether the checks before it have settled. */
+const SETTLE_POLL_MS = 20;
 
 /** Whether the failure times `at` (newest first) lock an IP out at `now`. */
 function isLocked(at: number[], now: number): boolean {
@@ -27,27 +37,31 @@ function isLocked(at: number[], now: number): boolean {
  * The login lock-out shared by IMAP and submission: failed logins are rows in the database (so
  * every listener, and every node on a shared database, counts the same failures). An IP with ten
  * failures within ten minutes is locked until ten minutes after the tenth, whatever it sends, even
- * the right password.
+ * the right password. Only a wrong password is a failure.
  *
- * An attempt is counted BEFORE its password is checked (`begin` inserts its row, then reads the
- * ones before it), and forgotten if it succeeds. Counting after the check would let guesses sent
- * at once, over many connections or to many nodes, all pass the lock check before any was counted:
- * this way an attempt sees the earlier ones (each insert commits before its read, on SQLite and on
- * PostgreSQL alike), and nothing is read and then written back, so no count is lost between nodes.
- * Only attempts BEFORE it (lower ids) count against an attempt: were each to count all the others,
- * fifteen simultaneous guesses would each see fourteen, all be refused and all be taken back,
- * leaving no failure and no lock. So the first ten go on to their password checks and stay
- * counted as failures, and the later ones are refused; an attempt whose earlier neighbour had not
- * yet committed when it looked may get a check too, so a burst can get a few more than ten.
- * Attempts refused by the lock are not counted (their row goes again), so a locked IP is free ten
- * minutes after its tenth failure.
+ * An attempt takes its row BEFORE its password is checked (`begin` inserts it as pending, then reads
+ * the ones before it, lower ids): a failure when the check fails (`fail`), gone when it succeeds
+ * (`forget`). Counting only after the check would let guesses sent at once, over many connections
+ * or to many nodes, all pass the lock check before any was counted; counting attempts in flight as
+ * failures would lock out an office's correct logins made at once from one NAT address. So an
+ * attempt with ten or more earlier ones still pending, which could still lock the IP, waits until
+ * they settle (at most PENDING_MS) and looks again: the first ten guesses get their checks, the
+ * later ones then see ten failures and are refused, and twenty correct logins at once all pass.
+ * Each insert commits before its read (SQLite and PostgreSQL alike) and nothing is read and
+ * written back, so no count is lost between nodes. A pending row older than PENDING_MS counts as a
+ * failure. Attempts refused by the lock are not counted (their row goes again), so a locked IP is
+ * free ten minutes after its tenth failure.
  */
 export function createLockout({ db, clock }: { db: Db; clock: Clock }) {
-  /** The failures of an IP inside the window that ends now, newest first, counted before the attempt `before` (all without one). */
-  const recent = (ip: string, now: number, before: number | null) => {
-    let q = db.selectFrom('login_failures').select('at').where('ip', '=', ip).where('at', '>', now - LOCKOUT_WINDOW_MS - LOCKOUT_MS);
+  /** The attempts of an IP inside the window that ends now, newest first, before the attempt `before` (all without one). */
+  const recent = async (ip: string, now: number, before: number | null) => {
+    let q = db.selectFrom('login_failures').select(['at', 'pending']).where('ip', '=', ip).where('at', '>', now - LOCKOUT_WINDOW_MS - LOCKOUT_MS);
     if (before !== null) q = q.where('id', '<', before);
-    return q.orderBy('at', 'desc').orderBy('id', 'desc').execute();
+    const rows = await q.orderBy('at', 'desc').orderBy('id', 'desc').execute();
+    return {
+      failures: rows.filter((r) => r.pending === 0 || now - r.at >= PENDING_MS).map((r) => r.at),
+      all: rows.map((r) => r.at),
+    };
   };
 
   const drop = (id: number) => db.deleteFrom('login_failures').where('id', '=', id).execute().then(() => undefined);
@@ -56,20 +70,31 @@ export function createLockout({ db, clock }: { db: Db; clock: Clock }) {
     /** Counts a login attempt of the IP; null when the IP is locked out (the attempt is refused and not counted). */
     async begin(ip: string): Promise<LoginAttempt | null> {
       const now = clock.now();
-      const { id } = await db.insertInto('login_failures').values({ ip, at: now }).returning('id').executeTakeFirstOrThrow();
-      if (isLocked((await recent(ip, now, id)).map((r) => r.at), now)) {
-        await drop(id);
-        return null;
+      const { id } = await db.insertInto('login_failures').values({ ip, at: now, pending: 1 }).returning('id').executeTakeFirstOrThrow();
+      const waitUntil = Date.now() + PENDING_MS;
+      for (;;) {
+        const at = clock.now();
+        const seen = await recent(ip, at, id);
+        if (isLocked(seen.failures, at)) {
+          await drop(id);
+          return null;
+        }
+        // Earlier checks still running could lock the IP: wait for them (real time, bounded).
+        if (!isLocked(seen.all, at) || Date.now() >= waitUntil) break;
+        await new Promise((r) => setTimeout(r, SETTLE_POLL_MS));
       }
       // Failures too old to matter go; any attempt may do it.
       await db.deleteFrom('login_failures').where('at', '<', now - LOCKOUT_WINDOW_MS - LOCKOUT_MS).execute();
-      return { forget: () => drop(id) };
+      return {
+        fail: () => db.updateTable('login_failures').set({ pending: 0 }).where('id', '=', id).execute().then(() => undefined),
+        forget: () => drop(id),
+      };
     },
 
     /** Whether the IP is locked out now (what `begin` checks; for tests and reports). */
     async locked(ip: string): Promise<boolean> {
       const now = clock.now();
-      return isLocked((await recent(ip, now, null)).map((r) => r.at), now);
+      return isLocked((await recent(ip, now, null)).failures, now);
     },
   };
 }

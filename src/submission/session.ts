@@ -54,7 +54,7 @@ export function createSubmissionHandlers(core: Core, deps: {
 
   return {
     async auth(auth, session) {
-      // Counted before the password is checked, forgotten on success (mailboxes/lockout.ts says why).
+      // Its place is held before the password is checked: a failure if wrong, forgotten on success (mailboxes/lockout.ts says why).
       const attempt = await deps.lockout.begin(session.remoteAddress);
       if (!attempt) return LOCKED_OUT();
       // RFC 4616: an authorization identity other than the authentication identity is someone else's mailbox.
@@ -67,7 +67,10 @@ export function createSubmissionHandlers(core: Core, deps: {
         await attempt.forget(); // our fault, not a failed login
         throw err;
       }
-      if (!login) return AUTH_FAILED();
+      if (!login) {
+        await attempt.fail();
+        return AUTH_FAILED();
+      }
       await attempt.forget();
       logger.debug({ mailbox_id: login.mailboxId }, 'submission login');
       return { user: login };

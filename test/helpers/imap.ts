@@ -78,3 +78,24 @@ export async function rawImap(t: ExecutionContext, port: number, o: { secure?: b
 }
 export type RawImap = Awaited<ReturnType<typeof rawImap>>;
 export type { Inbox };
+
+/** APPENDs a message (a literal8 when `binary`) on a logged-in raw connection; answers the tagged reply. */
+export async function appendRaw(c: RawImap, tag: string, folder: string, msg: string | Buffer, o: { flags?: string; binary?: boolean } = {}): Promise<string> {
+  const bytes = Buffer.isBuffer(msg) ? msg : Buffer.from(msg, 'latin1');
+  const from = c.text().length;
+  c.send(Buffer.concat([Buffer.from(`${tag} APPEND ${folder} ${o.flags ? `(${o.flags}) ` : ''}${o.binary ? '~' : ''}{${bytes.length}+}\r\n`), bytes, Buffer.from('\r\n')]));
+  const reply = await c.until(new RegExp(`^${tag} (OK|NO|BAD)`), 15_000, from);
+  return reply.split('\r\n').find((l) => l.startsWith(`${tag} `))!;
+}
+
+/** The bytes of the first literal (or quoted string) after `item` in a FETCH reply, as latin1 text. */
+export function fetchedValue(reply: string, item: string): string {
+  const at = reply.indexOf(item);
+  if (at < 0) throw new Error(`no ${item} in ${reply.slice(0, 500)}`);
+  const rest = reply.slice(at + item.length);
+  const lit = /^ ~?\{(\d+)\}\r\n/.exec(rest);
+  if (lit) return rest.slice(lit[0].length, lit[0].length + Number(lit[1]));
+  const q = /^ "((?:[^"\\]|\\.)*)"/.exec(rest);
+  if (q) return q[1].replace(/\\(.)/g, '$1');
+  throw new Error(`no value after ${item} in ${rest.slice(0, 200)}`);
+}

@@ -73,3 +73,11 @@ test('a mailbox takes at most 20 sessions at once', async (t) => {
   }
   t.true(ok, 'a slot frees when a session ends');
 });
+
+test('twenty correct logins at once from one address all succeed: checks in flight are no failures', async (t) => {
+  t.timeout(120_000);
+  const { box, imapPort } = await imapApp(t);
+  const sessions = await Promise.all(Array.from({ length: 20 }, () => rawImap(t, imapPort)));
+  const replies = await Promise.all(sessions.map((c, i) => c.cmd(`l${i}`, `LOGIN ${box.address} ${PASSWORD}`, 100_000)));
+  replies.forEach((r, i) => t.regex(r, new RegExp(`^l${i} OK`, 'm'), `login ${i + 1}`));
+});

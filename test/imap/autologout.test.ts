@@ -1,6 +1,7 @@
 import test from 'ava';
 import { AUTOLOGOUT_MS, createImapListeners } from '../../src/imap/server.js';
 import type { Mailstore } from '../../src/imap/mailstore.js';
+import { RecentClaims } from '../../src/imap/recent.js';
 import { createLogger } from '../../src/logger.js';
 import { startTestApp } from '../helpers/app.js';
 import { rawImap } from '../helpers/imap.js';
@@ -10,7 +11,7 @@ test('a session idle past the autologout time gets BYE and is closed (30 minutes
   const app = await startTestApp(t);
   const listeners = createImapListeners({
     host: '127.0.0.1', port: 0, starttlsPort: null, tls: app.app.tls, logger: createLogger('silent'), timeoutMs: 500,
-    deps: { store: {} as Mailstore, logger: createLogger('silent'), commands: new Map(), claim: () => true, release: () => undefined, idle: app.app.imap.idle },
+    deps: { store: {} as Mailstore, logger: createLogger('silent'), commands: new Map(), claim: () => true, release: () => undefined, idle: app.app.imap.idle, recent: new RecentClaims() },
   });
   const { imapPort } = await listeners.listen();
   t.teardown(() => listeners.close());

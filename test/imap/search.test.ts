@@ -1,6 +1,6 @@
 import test from 'ava';
 import { deliver, waitForEmails } from '../helpers/emails.js';
-import { imapApp, PASSWORD, rawImap } from '../helpers/imap.js';
+import { appendRaw, imapApp, PASSWORD, rawImap } from '../helpers/imap.js';
 
 test('SEARCH keys: flags, sizes, dates (UTC), headers, BODY/TEXT through the full-text index, UID sets, OR/NOT, ESEARCH and SAVE', async (t) => {
   const { app, box, imapPort } = await imapApp(t);
@@ -44,4 +44,30 @@ test('SEARCH keys: flags, sizes, dates (UTC), headers, BODY/TEXT through the ful
   t.regex(await c.cmd('i', 'SEARCH CHARSET KOI8-R ALL'), /^i NO \[BADCHARSET/m);
   t.regex(await c.cmd('j', 'SEARCH FROBNICATE'), /^j BAD/m);
   t.regex(await c.cmd('k', 'SEARCH MODSEQ 1'), /\* SEARCH 1 2 3 \(MODSEQ \d+\)/);
+});
+
+test('SEARCH BODY and TEXT match substrings (TEXT custom header fields too); SENT* use the Date header\'s own day; addresses with comments', async (t) => {
+  const { box, imapPort } = await imapApp(t);
+  const c = await rawImap(t, imapPort);
+  await c.cmd('a', `LOGIN ${box.address} ${PASSWORD}`);
+  const msgs = [
+    'From: <user-from (comment)@ (comment) domain.org>\r\nDate: Sat, 24 Mar 2007 23:00:00 -0200\r\nX-Tracking: ticket-QWERTY123\r\nSubject: one\r\n\r\nasdfghjkl zxcvbnm\r\n',
+    'From: other@domain.org\r\nDate: Sun, 25 Mar 2007 00:30:00 +0300\r\nSubject: two\r\n\r\nnothing here\r\n',
+  ];
+  for (const [i, m] of msgs.entries()) t.regex(await appendRaw(c, `p${i}`, 'INBOX', m), /OK/);
+  await c.cmd('b', 'SELECT INBOX');
+  const q = async (tag: string, keys: string) => {
+    const r = await c.cmd(tag, `SEARCH ${keys}`);
+    const m = /^\* SEARCH([\d ]*)/m.exec(r);
+    if (!m) throw new Error(r);
+    return m[1].trim() === '' ? [] : m[1].trim().split(' ').map(Number);
+  };
+  t.deepEqual(await q('s1', 'BODY sdfghjk'), [1], 'a substring of a word');
+  t.deepEqual(await q('s2', 'TEXT XCVBN'), [1], 'any case');
+  t.deepEqual(await q('s3', 'TEXT qwerty12'), [1], 'a custom header field');
+  t.deepEqual(await q('s4', 'BODY qwerty12'), [], 'BODY leaves the header out');
+  t.deepEqual(await q('s5', 'SENTON 24-Mar-2007'), [1], 'the day as written, not in UTC (25 Mar 01:00)');
+  t.deepEqual(await q('s6', 'SENTON 25-Mar-2007'), [2], 'the day as written, not in UTC (24 Mar 21:30)');
+  t.deepEqual(await q('s7', 'SENTBEFORE 25-Mar-2007'), [1]);
+  t.deepEqual(await q('s8', 'FROM user-from@domain.org'), [1], 'comments inside the address are no part of it');
 });

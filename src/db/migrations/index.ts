@@ -18,6 +18,7 @@ import * as m016 from './016_install_secret.js';
 import * as m017 from './017_pg_keys_notify.js';
 import * as m018 from './018_pg_fts_received.js';
 import * as m019 from './019_inbound_set_aside.js';
+import * as m023 from './023_login_attempts_pending.js';
 
 /**
  * Every migration, by name; names sort in the order they run. A capability adds its own numbered
@@ -43,4 +44,5 @@ export const migrations: Record<string, Migration> = {
   '017_pg_keys_notify': m017,
   '018_pg_fts_received': m018,
   '019_inbound_set_aside': m019,
+  '023_login_attempts_pending': m023,
 };
