@@ -6,6 +6,7 @@ import type { EventRecorder } from '../webhooks/events.js';
 import { createAcceptor } from './accept.js';
 import { createBlobStore } from './blobs.js';
 import { ingestRoutes } from './routes.js';
+import { createBacklogLimit } from './backlog-limit.js';
 import { createJournal } from './journal.js';
 import { createIngestStore } from './store.js';
 import { createStorageThread } from './storage-thread.js';
@@ -53,7 +54,7 @@ export function createIngest(core: Core, deps: {
     onStored: deps.onStored,
   });
   const acceptor = createAcceptor({
-    db: core.db, store, blobs, resolve: deps.resolve, thread, journal, now: () => core.clock.now(), onCommitted: () => worker.accepted('api'), onJournaled: () => worker.accepted('smtp'),
+    db: core.db, store, blobs, resolve: deps.resolve, thread, journal, now: () => core.clock.now(), onCommitted: (rows) => worker.accepted('api', rows), onJournaled: () => worker.accepted('smtp'),
     inflowDelayMs: () => worker.inflowDelayMs(),
   });
   const ingest: Ingest = {
@@ -64,6 +65,7 @@ export function createIngest(core: Core, deps: {
     commitSubmissions: (jobs) => thread.submissions(jobs).finally(() => worker.accepted('api')),
     setRawParser(p: RawParser, queued?: QueuedRawParser) { parser = p; queuedParser = queued ?? null; worker.wake(); },
     onForwardsQueued(listener: () => void) { forwardListeners.push(listener); },
+    backlogFull: () => backlogLimit.full(),
   };
   // On PostgreSQL (DECISIONS.md section 17) the acknowledgement is a group commit in the database
   // instead of the acceptance journal, and storage runs on this thread through the pool: twins of
@@ -82,7 +84,7 @@ export function createIngest(core: Core, deps: {
       onStored: deps.onStored,
     });
     const woken = pgWorker;
-    const pgAcceptor = createPgAcceptor({ db: core.db, store: pgStore, resolve: deps.resolve, now: () => core.clock.now(), onCommitted: (smtp) => woken.accepted(smtp) });
+    const pgAcceptor = createPgAcceptor({ db: core.db, store: pgStore, resolve: deps.resolve, now: () => core.clock.now(), onCommitted: (smtp, api) => woken.accepted(smtp, api) });
     Object.assign(ingest, {
       acceptMessage: pgAcceptor.acceptMessage,
       acceptRaw: pgAcceptor.acceptRaw,
@@ -95,6 +97,7 @@ export function createIngest(core: Core, deps: {
     // Attachments are rows of the database there: readers of stored mail get them from it.
     blobReads = databaseBlobReads(blobs, core.db);
   }
+  const backlogLimit = createBacklogLimit(core.config.ingestMaxBacklogSeconds, () => (pgWorker ?? worker).limitReading());
   ingestRoutes({ registry: core.registry, ingest });
   // Read at each scrape: a backlog that keeps growing, or an in-flow delay above 0, says storage is behind.
   new Gauge({

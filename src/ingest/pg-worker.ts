@@ -66,6 +66,8 @@ export function createPgIngestWorker(deps: {
   let signalStop: () => void = () => undefined;
   /** SMTP rows queued and not yet stored (all nodes'), counted at each poll: the backlog gauges. */
   let queuedSmtp = 0;
+  /** API rows queued and not yet stored (all nodes'), counted at each poll: the backlog limit counts them too. */
+  let queuedApi = 0;
   /** Wall time per stored row of recent batches (the backlog's estimate in seconds). */
   let msPerRow = DEFAULT_DRAIN_MS_PER_ROW;
   // Monotonic times (performance.now()) of the last commit of accepted mail here, and of the start of the current stretch of them.
@@ -182,6 +184,7 @@ export function createPgIngestWorker(deps: {
   /** Counts the SMTP rows waiting (for the backlog gauges; the storing needs no count). */
   async function count(): Promise<void> {
     queuedSmtp = await store.countQueuedSmtp(db).catch(() => queuedSmtp);
+    queuedApi = await store.countQueuedApi(db).catch(() => queuedApi);
   }
 
   async function loop(): Promise<void> {
@@ -218,14 +221,17 @@ export function createPgIngestWorker(deps: {
 
   return {
     wake,
-    /** Told after this node committed a group: `smtp` more rows wait (the gauges count them at once). */
-    accepted(smtp: number): void {
+    /** Told after this node committed a group: `smtp` and `api` more rows wait (counted at once). */
+    accepted(smtp: number, api = 0): void {
       queuedSmtp += smtp;
+      queuedApi += api;
       lastAcceptAt = performance.now();
       wake();
     },
     /** SMTP mail acknowledged and not yet stored, and the estimated time to store it (metrics). */
     backlog: () => ({ messages: queuedSmtp, seconds: (queuedSmtp * msPerRow) / 1000 }),
+    /** Every message accepted and not yet stored (API mail too), and the storage time per row measured (the backlog limit's reading). */
+    limitReading: () => ({ messages: queuedSmtp + queuedApi, msPerRow: Math.max(msPerRow, DEFAULT_DRAIN_MS_PER_ROW) }),
     /** Starts draining the queue (what a previous run or another node left included), and polls for other nodes' rows. */
     start(): void {
       stopped = false;

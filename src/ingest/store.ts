@@ -79,6 +79,11 @@ export function createIngestStore() {
       db.selectFrom('inbound').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'queued').where('kind', '=', 'smtp')
         .executeTakeFirst().then((r) => Number(r?.n ?? 0)),
 
+    /** How many API rows wait in the queue (the backlog limit counts them with the SMTP ones). */
+    countQueuedApi: (db: Db) =>
+      db.selectFrom('inbound').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'queued').where('kind', '=', 'api')
+        .executeTakeFirst().then((r) => Number(r?.n ?? 0)),
+
     /** Rows of the inbound queue without their raw bytes (a parser thread reads those itself). */
     loadWithoutRaw: (db: Db, ids: number[]) =>
       db.selectFrom('inbound').select(['id', 'kind', 'status', 'message', 'targets', 'raw_path', 'size', 'attempts']).where('id', 'in', jsonList(ids)).orderBy('id').execute(),
