@@ -100,6 +100,7 @@ export function createPgIngestWorker(deps: {
     const moved = new Set<string>();
     let result: Awaited<ReturnType<typeof storeBatch>> | null = null;
     let taken = 0;
+    let tookApi = 0;
     const storedIds: number[] = [];
     await db.transaction().execute(async (trx) => {
       const hasParser = deps.parser() !== null;
@@ -119,6 +120,7 @@ export function createPgIngestWorker(deps: {
       if (picked.length === 0) return;
       const apiIds = picked.filter((r) => r.kind === 'api').map((r) => r.id);
       const smtpIds = picked.filter((r) => r.kind === 'smtp').map((r) => r.id);
+      tookApi = apiIds.length;
       const rows = smtpIds.length === 0 ? [] : await store.load(trx, smtpIds);
       const attempts = new Map(picked.map((r) => [r.id, r.attempts]));
       const failed: Failure[] = [];
@@ -162,7 +164,10 @@ export function createPgIngestWorker(deps: {
       storedIds.push(...prepared.map((p) => p.id), ...failed.filter((f) => f.final).map((f) => f.id));
     });
     if (taken === 0) return 0;
-    void count();
+    // Counted down here and recounted at each poll: a count per batch would read the whole backlog's
+    // index entries once per batch, a cost that grows with the backlog (issue 47).
+    queuedApi = Math.max(0, queuedApi - tookApi);
+    queuedSmtp = Math.max(0, queuedSmtp - (taken - tookApi));
     for (const id of storedIds) retryAt.delete(id);
     // Committed. The scratch files moved into the table go (a later parse of the same content writes its own).
     for (const sha256 of moved) await files.remove(files.blobPath(sha256));
@@ -183,8 +188,7 @@ export function createPgIngestWorker(deps: {
 
   /** Counts the SMTP rows waiting (for the backlog gauges; the storing needs no count). */
   async function count(): Promise<void> {
-    queuedSmtp = await store.countQueuedSmtp(db).catch(() => queuedSmtp);
-    queuedApi = await store.countQueuedApi(db).catch(() => queuedApi);
+    [queuedSmtp, queuedApi] = await Promise.all([store.countQueuedSmtp(db), store.countQueuedApi(db)]).catch(() => [queuedSmtp, queuedApi]);
   }
 
   async function loop(): Promise<void> {
