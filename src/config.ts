@@ -58,6 +58,8 @@ export interface Config {
   imapIdlePollMs: number;
   /** Lets mail imports reach loopback and private IMAP hosts (MAILSTEAD_IMPORT_ALLOW_PRIVATE; development and tests only). */
   importAllowPrivate: boolean;
+  /** Seconds of storage work (at the measured storage rate) acknowledged mail may wait before new mail is refused for now (SMTP 451 4.3.1, API 503). */
+  ingestMaxBacklogSeconds: number;
 }
 
 /** Thrown for a configuration value that cannot be used; the message names the variable. */
@@ -73,7 +75,7 @@ const VARS = [
   'MAILSTEAD_IMAP_PORT', 'MAILSTEAD_IMAP_STARTTLS_PORT', 'MAILSTEAD_IMAP_IDLE_POLL_MS',
   'MAILSTEAD_ACME_EMAIL', 'MAILSTEAD_ACME_DIRECTORY',
   'MAILSTEAD_SUBMISSION_PORT', 'MAILSTEAD_SUBMISSIONS_PORT', 'MAILSTEAD_SUBMISSION_DAILY_LIMIT',
-  'MAILSTEAD_DATABASE_URL',
+  'MAILSTEAD_DATABASE_URL', 'MAILSTEAD_INGEST_MAX_BACKLOG_SECONDS',
 ] as const;
 type VarName = (typeof VARS)[number];
 
@@ -96,6 +98,8 @@ const rawSchema = {
     MAILSTEAD_IMAP_PORT: { type: 'string', pattern: `^$|${PORT}` },
     MAILSTEAD_IMAP_STARTTLS_PORT: { type: 'string', pattern: `^$|${PORT}` },
     MAILSTEAD_IMAP_IDLE_POLL_MS: { type: 'string', pattern: '^[1-9][0-9]{1,6}$' },
+    // Fractions allowed (tests bound a backlog of a few hundred messages); 0 or 0.0 is refused below.
+    MAILSTEAD_INGEST_MAX_BACKLOG_SECONDS: { type: 'string', pattern: '^[0-9]{1,6}(\\.[0-9]{1,3})?$' },
     MAILSTEAD_SUBMISSION_PORT: { type: 'string', pattern: `^$|${PORT}` },
     MAILSTEAD_SUBMISSIONS_PORT: { type: 'string', pattern: `^$|${PORT}` },
     MAILSTEAD_SUBMISSION_DAILY_LIMIT: { type: 'string', pattern: '^[1-9][0-9]{0,8}$' },
@@ -165,6 +169,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   const smtpPort = Number(raw.MAILSTEAD_SMTP_PORT);
   check(httpPort <= 65535, 'MAILSTEAD_HTTP_PORT', raw.MAILSTEAD_HTTP_PORT, 'must be 0 to 65535');
   check(smtpPort <= 65535, 'MAILSTEAD_SMTP_PORT', raw.MAILSTEAD_SMTP_PORT, 'must be 0 to 65535');
+  const ingestMaxBacklogSeconds = Number(raw.MAILSTEAD_INGEST_MAX_BACKLOG_SECONDS);
+  check(ingestMaxBacklogSeconds > 0, 'MAILSTEAD_INGEST_MAX_BACKLOG_SECONDS', raw.MAILSTEAD_INGEST_MAX_BACKLOG_SECONDS, 'must be above 0');
   const outboundPort = Number(raw.MAILSTEAD_OUTBOUND_PORT);
   check(outboundPort <= 65535, 'MAILSTEAD_OUTBOUND_PORT', raw.MAILSTEAD_OUTBOUND_PORT, 'must be 1 to 65535');
   const optionalPort = (name: 'MAILSTEAD_IMAP_PORT' | 'MAILSTEAD_IMAP_STARTTLS_PORT' | 'MAILSTEAD_SUBMISSION_PORT' | 'MAILSTEAD_SUBMISSIONS_PORT') => {
@@ -212,5 +218,6 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     outboundRetrySchedule: raw.MAILSTEAD_OUTBOUND_RETRY_SCHEDULE.split(',').map(Number),
     outboundMaxAgeSeconds: Number(raw.MAILSTEAD_OUTBOUND_MAX_AGE_SECONDS),
     imapIdlePollMs: Number(raw.MAILSTEAD_IMAP_IDLE_POLL_MS),
+    ingestMaxBacklogSeconds,
   });
 }

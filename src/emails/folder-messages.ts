@@ -137,12 +137,16 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
         WHERE tenant_id = ${tenantId} AND updated_seq > ${after} ORDER BY updated_seq LIMIT ${limit}`.execute(db)
         .then((r) => r.rows.map((x): Change => ({ ...entry(x), mailboxId: x.mailbox_id, folder: x.folder, deleted: x.deleted_at !== null }))),
 
-    /** FETCH's per-message fields of live messages of a mailbox. */
+    /**
+     * FETCH's per-message fields of live messages of a mailbox. The mailbox is compared with a
+     * unary plus: SQLite, which has no statistics here, otherwise walked the whole mailbox by its
+     * index instead of fetching the rows by id (issue 47, test/db/query-plans.test.ts).
+     */
     async meta(mailboxId: number, ids: number[]): Promise<Map<number, MessageMeta>> {
       if (ids.length === 0) return new Map();
       const r = await sql<EntryRow & { received_at: number; inbound_id: number | null }>`SELECT ${ENTRY}, received_at,
         (SELECT inbound_id FROM email_contents WHERE email_id = emails.id) AS inbound_id
-        FROM emails WHERE id IN ${listOf(db, ids)} AND mailbox_id = ${mailboxId} AND deleted_at IS NULL`.execute(db);
+        FROM emails WHERE id IN ${listOf(db, ids)} AND +mailbox_id = ${mailboxId} AND deleted_at IS NULL`.execute(db);
       return new Map(r.rows.map((x) => [x.id, { ...entry(x), receivedAt: x.received_at, inboundId: x.inbound_id }]));
     },
 

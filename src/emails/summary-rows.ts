@@ -21,10 +21,14 @@ export function summaryQueries(db: Db, store: EmailStore) {
      * reads no message bytes for these).
      */
     async summaries(mailboxId: number, which: { folder: string; fromUid: number; toUid: number } | { ids: number[] }): Promise<SummaryRow[]> {
-      const where = 'ids' in which ? sql`e.id IN ${listOf(db, which.ids)}` : sql`e.folder = ${which.folder} AND e.uid BETWEEN ${which.fromUid} AND ${which.toUid}`;
+      // By ids, the mailbox is compared with a unary plus: SQLite, without statistics, otherwise
+      // walked the whole mailbox by its index instead of fetching the rows by id (issue 47).
+      const where = 'ids' in which
+        ? sql`+e.mailbox_id = ${mailboxId} AND e.id IN ${listOf(db, which.ids)}`
+        : sql`e.mailbox_id = ${mailboxId} AND e.folder = ${which.folder} AND e.uid BETWEEN ${which.fromUid} AND ${which.toUid}`;
       const r = await sql<{ id: number; received_at: number; size: number | null; envelope: string | null; bodystructure: string | null }>`
         SELECT e.id, e.received_at, i.size, i.envelope, i.bodystructure FROM emails AS e LEFT JOIN email_imap AS i ON i.email_id = e.id
-        WHERE e.mailbox_id = ${mailboxId} AND ${where} AND e.deleted_at IS NULL`.execute(db);
+        WHERE ${where} AND e.deleted_at IS NULL`.execute(db);
       return r.rows.map((x) => ({
         id: x.id,
         receivedAt: x.received_at,

@@ -20,8 +20,8 @@ export const RAW_IN_ROW_BYTES = 256 * 1024;
  */
 export function createAcceptor(deps: {
   db: Db; store: IngestStore; blobs: BlobStore; resolve: RecipientResolver; thread: StorageThread; journal: Journal; now(): number;
-  /** After an API group commit. */
-  onCommitted(): void;
+  /** After an API group commit, with the number of messages it queued. */
+  onCommitted(rows: number): void;
   /** After SMTP mail was journaled. */
   onJournaled(): void;
   /** Milliseconds to hold SMTP mail back before journaling it, while storage is far behind (worker.ts). */
@@ -31,7 +31,7 @@ export function createAcceptor(deps: {
 
   async function commit(jobs: AcceptJob[]): Promise<Outcome<void>[]> {
     const outcomes = await thread.accept(jobs);
-    deps.onCommitted();
+    deps.onCommitted(outcomes.filter((o) => o.ok).length);
     return outcomes.map((o) => (o.ok ? { ok: true, value: undefined } : { ok: false, error: new ApiError(o.status, o.reason) }));
   }
 

@@ -7,6 +7,7 @@ import { createAcceptor } from './accept.js';
 import { createBlobStore } from './blobs.js';
 import { ingestRoutes } from './routes.js';
 import { createSetAsideService, setAsideRoutes } from './set-aside-routes.js';
+import { createBacklogLimit } from './backlog-limit.js';
 import { createJournal } from './journal.js';
 import { createIngestStore } from './store.js';
 import { createStorageThread } from './storage-thread.js';
@@ -54,7 +55,7 @@ export function createIngest(core: Core, deps: {
     onStored: deps.onStored,
   });
   const acceptor = createAcceptor({
-    db: core.db, store, blobs, resolve: deps.resolve, thread, journal, now: () => core.clock.now(), onCommitted: () => worker.accepted('api'), onJournaled: () => worker.accepted('smtp'),
+    db: core.db, store, blobs, resolve: deps.resolve, thread, journal, now: () => core.clock.now(), onCommitted: (rows) => worker.accepted('api', rows), onJournaled: () => worker.accepted('smtp'),
     inflowDelayMs: () => worker.inflowDelayMs(),
   });
   const ingest: Ingest = {
@@ -65,6 +66,7 @@ export function createIngest(core: Core, deps: {
     commitSubmissions: (jobs) => thread.submissions(jobs).finally(() => worker.accepted('api')),
     setRawParser(p: RawParser, queued?: QueuedRawParser) { parser = p; queuedParser = queued ?? null; worker.wake(); },
     onForwardsQueued(listener: () => void) { forwardListeners.push(listener); },
+    backlogFull: () => backlogLimit.full(),
   };
   // On PostgreSQL (DECISIONS.md section 17) the acknowledgement is a group commit in the database
   // instead of the acceptance journal, and storage runs on this thread through the pool: twins of
@@ -83,7 +85,7 @@ export function createIngest(core: Core, deps: {
       onStored: deps.onStored,
     });
     const woken = pgWorker;
-    const pgAcceptor = createPgAcceptor({ db: core.db, store: pgStore, resolve: deps.resolve, now: () => core.clock.now(), onCommitted: (smtp) => woken.accepted(smtp) });
+    const pgAcceptor = createPgAcceptor({ db: core.db, store: pgStore, resolve: deps.resolve, now: () => core.clock.now(), onCommitted: (smtp, api) => woken.accepted(smtp, api) });
     Object.assign(ingest, {
       acceptMessage: pgAcceptor.acceptMessage,
       acceptRaw: pgAcceptor.acceptRaw,
@@ -96,6 +98,7 @@ export function createIngest(core: Core, deps: {
     // Attachments are rows of the database there: readers of stored mail get them from it.
     blobReads = databaseBlobReads(blobs, core.db);
   }
+  const backlogLimit = createBacklogLimit(core.config.ingestMaxBacklogSeconds, () => (pgWorker ?? worker).limitReading());
   ingestRoutes({ registry: core.registry, ingest });
   // Set-aside mail (set-aside.ts): what the operator lists, retries and discards, and the gauge of it.
   const setAside = createSetAsideService({

@@ -46,7 +46,7 @@ export const lockMailboxes = (trx: Db, ids: Iterable<number>) => {
 export function createPgAcceptor(deps: {
   db: Db; store: IngestStore; resolve: RecipientResolver; now(): number;
   /** After each committed group, with the number of SMTP rows in it (the worker looks for the new rows). */
-  onCommitted(smtpRows: number): void;
+  onCommitted(smtpRows: number, apiRows?: number): void;
 }) {
   const { db, store, resolve } = deps;
 
@@ -63,7 +63,7 @@ export function createPgAcceptor(deps: {
       await lockMailboxes(trx, jobs.flatMap((j) => j.job.target.mailboxIds));
       return acceptGroup(trx, store, jobs.map((j) => j.job), now);
     });
-    deps.onCommitted(0);
+    deps.onCommitted(0, outcomes.filter((o) => o.ok).length);
     return outcomes.map((o): Outcome<void> => (o.ok ? { ok: true, value: undefined } : { ok: false, error: new ApiError(o.status, o.reason) }));
   }
 

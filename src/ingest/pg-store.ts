@@ -19,7 +19,7 @@ export function createPgIngestStore(): IngestStore {
       if (keys.length === 0) return taken;
       const rows = await sql<{ mailbox_id: number; message_id: string }>`
         WITH k(mailbox_id, message_id) AS (SELECT * FROM unnest(${keys.map((k) => k.mailboxId)}::bigint[], ${keys.map((k) => k.messageId)}::text[]))
-        SELECT e.mailbox_id, e.message_id FROM k JOIN emails e ON e.mailbox_id = k.mailbox_id AND e.message_id = k.message_id
+        SELECT e.mailbox_id, e.message_id FROM k JOIN emails e ON e.mailbox_id = k.mailbox_id AND e.message_id = k.message_id AND e.imported = 0
         UNION ALL
         SELECT r.mailbox_id, r.message_id FROM k JOIN inbound_reservations r ON r.mailbox_id = k.mailbox_id AND r.message_id = k.message_id`.execute(db);
       for (const r of rows.rows) taken.add(messageKey({ mailboxId: Number(r.mailbox_id), messageId: r.message_id }));

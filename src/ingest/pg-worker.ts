@@ -68,6 +68,8 @@ export function createPgIngestWorker(deps: {
   let signalStop: () => void = () => undefined;
   /** SMTP rows queued and not yet stored (all nodes'), counted at each poll: the backlog gauges. */
   let queuedSmtp = 0;
+  /** API rows queued and not yet stored (all nodes'), counted at each poll: the backlog limit counts them too. */
+  let queuedApi = 0;
   /** Wall time per stored row of recent batches (the backlog's estimate in seconds). */
   let msPerRow = DEFAULT_DRAIN_MS_PER_ROW;
   // Monotonic times (performance.now()) of the last commit of accepted mail here, and of the start of the current stretch of them.
@@ -112,6 +114,7 @@ export function createPgIngestWorker(deps: {
     const moved = new Set<string>();
     let result: Awaited<ReturnType<typeof storeBatch>> | null = null;
     let taken = 0;
+    let tookApi = 0;
     const storedIds: number[] = [];
     await db.transaction().execute(async (trx) => {
       const hasParser = deps.parser() !== null;
@@ -133,6 +136,7 @@ export function createPgIngestWorker(deps: {
       if (picked.length === 0) return;
       const apiIds = picked.filter((r) => r.kind === 'api').map((r) => r.id);
       const smtpIds = picked.filter((r) => r.kind === 'smtp').map((r) => r.id);
+      tookApi = apiIds.length;
       const rows = smtpIds.length === 0 ? [] : await store.load(trx, smtpIds);
       const attempts = new Map(picked.map((r) => [r.id, r.attempts]));
       const failed: Failure[] = [];
@@ -178,7 +182,10 @@ export function createPgIngestWorker(deps: {
     });
     if (taken === 0) return 0;
     blame.stored();
-    void count();
+    // Counted down here and recounted at each poll: a count per batch would read the whole backlog's
+    // index entries once per batch, a cost that grows with the backlog (issue 47).
+    queuedApi = Math.max(0, queuedApi - tookApi);
+    queuedSmtp = Math.max(0, queuedSmtp - (taken - tookApi));
     for (const id of storedIds) retryAt.delete(id);
     // Committed. The scratch files moved into the table go (a later parse of the same content writes its own).
     for (const sha256 of moved) await files.remove(files.blobPath(sha256));
@@ -226,7 +233,7 @@ export function createPgIngestWorker(deps: {
 
   /** Counts the SMTP rows waiting (for the backlog gauges; the storing needs no count). */
   async function count(): Promise<void> {
-    queuedSmtp = await store.countQueuedSmtp(db).catch(() => queuedSmtp);
+    [queuedSmtp, queuedApi] = await Promise.all([store.countQueuedSmtp(db), store.countQueuedApi(db)]).catch(() => [queuedSmtp, queuedApi]);
   }
 
   async function loop(): Promise<void> {
@@ -276,14 +283,17 @@ export function createPgIngestWorker(deps: {
 
   return {
     wake,
-    /** Told after this node committed a group: `smtp` more rows wait (the gauges count them at once). */
-    accepted(smtp: number): void {
+    /** Told after this node committed a group: `smtp` and `api` more rows wait (counted at once). */
+    accepted(smtp: number, api = 0): void {
       queuedSmtp += smtp;
+      queuedApi += api;
       lastAcceptAt = performance.now();
       wake();
     },
     /** SMTP mail acknowledged and not yet stored, and the estimated time to store it (metrics). */
     backlog: () => ({ messages: queuedSmtp, seconds: (queuedSmtp * msPerRow) / 1000 }),
+    /** Every message accepted and not yet stored (API mail too), and the storage time per row measured (the backlog limit's reading). */
+    limitReading: () => ({ messages: queuedSmtp + queuedApi, msPerRow: Math.max(msPerRow, DEFAULT_DRAIN_MS_PER_ROW) }),
     /** Starts draining the queue (what a previous run or another node left included), and polls for other nodes' rows. */
     start(): void {
       stopped = false;

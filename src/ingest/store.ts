@@ -32,7 +32,7 @@ export function createIngestStore() {
       const pairs = JSON.stringify(keys.map((k) => [k.mailboxId, k.messageId]));
       const rows = await sql<{ mailbox_id: number; message_id: string }>`
         WITH k(mailbox_id, message_id) AS MATERIALIZED (SELECT value ->> 0, value ->> 1 FROM json_each(${pairs}))
-        SELECT e.mailbox_id, e.message_id FROM k JOIN emails e ON e.mailbox_id = k.mailbox_id AND e.message_id = k.message_id
+        SELECT e.mailbox_id, e.message_id FROM k JOIN emails e ON e.mailbox_id = k.mailbox_id AND e.message_id = k.message_id AND e.imported = 0
         UNION ALL
         SELECT r.mailbox_id, r.message_id FROM k JOIN inbound_reservations r ON r.mailbox_id = k.mailbox_id AND r.message_id = k.message_id`.execute(db);
       for (const r of rows.rows) taken.add(messageKey({ mailboxId: r.mailbox_id, messageId: r.message_id }));
@@ -78,6 +78,11 @@ export function createIngestStore() {
     /** How many SMTP rows wait in the queue. */
     countQueuedSmtp: (db: Db) =>
       db.selectFrom('inbound').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'queued').where('kind', '=', 'smtp')
+        .executeTakeFirst().then((r) => Number(r?.n ?? 0)),
+
+    /** How many API rows wait in the queue (the backlog limit counts them with the SMTP ones). */
+    countQueuedApi: (db: Db) =>
+      db.selectFrom('inbound').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'queued').where('kind', '=', 'api')
         .executeTakeFirst().then((r) => Number(r?.n ?? 0)),
 
     /** Rows of the inbound queue without their raw bytes (a parser thread reads those itself). */

@@ -163,4 +163,10 @@ export interface Ingest {
    * after DATA when the message's size is known.
    */
   overQuota(mailboxIds: number[], size?: number): Promise<number[]>;
+  /**
+   * Seconds to come back after while mail acknowledged and not yet stored is past its limit in
+   * time (MAILSTEAD_INGEST_MAX_BACKLOG_SECONDS, backlog-limit.ts); null while there is room.
+   * SMTP answers 451 4.3.1 then, and POST /v1/mail/inbound 503 with Retry-After.
+   */
+  backlogFull(): number | null;
 }

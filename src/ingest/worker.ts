@@ -194,6 +194,7 @@ export function createIngestWorker(deps: {
     for (const r of retry) retryAt.set(r.id, b.now + retryDelayMs(r.attempts - 1));
     if (forwarded > 0) deps.onForwardsQueued?.();
     queuedSmtp = Math.max(0, queuedSmtp - smtpDone);
+    queuedApi = Math.max(0, queuedApi - b.apiIds.length);
     for (const name of unlink) await blobs.remove(blobs.rawFile(name));
   }
 
@@ -216,6 +217,8 @@ export function createIngestWorker(deps: {
   let msPerRow = 0.5;
   /** SMTP rows in the queue not yet stored (with the journal's pending records: the backlog). */
   let queuedSmtp = 0;
+  /** API rows in the queue not yet stored (counted by the backlog limit, backlog-limit.ts). */
+  let queuedApi = 0;
   /** Wall time per row of batches of LOADED_BATCH_ROWS or more: how fast the pipeline drains a backlog. */
   let drainMsPerRow = DEFAULT_DRAIN_MS_PER_ROW;
   /**
@@ -344,8 +347,9 @@ export function createIngestWorker(deps: {
   return {
     /** Looks for queued rows now. */
     wake,
-    /** Told after each acceptance (an API group commit, or SMTP mail journaled): wakes the worker and marks the acceptor busy. */
-    accepted(kind: 'api' | 'smtp') {
+    /** Told after each acceptance (an API group commit of `apiRows` messages, or SMTP mail journaled): wakes the worker and marks the acceptor busy. */
+    accepted(kind: 'api' | 'smtp', apiRows = 0) {
+      queuedApi += apiRows;
       lastAcceptAt = performance.now();
       if (kind === 'api') lastApiAcceptAt = lastAcceptAt;
       wake();
@@ -354,11 +358,14 @@ export function createIngestWorker(deps: {
     inflowDelayMs: () => inflowDelayMs(idleBacklogMs()),
     /** SMTP mail accepted and not yet stored, and the estimated time to store it with nothing else arriving (metrics). */
     backlog: () => ({ messages: backlogRows(), seconds: idleBacklogMs() / 1000 }),
+    /** Every message accepted and not yet stored (API mail too), and the storage time per row measured (the backlog limit's reading). */
+    limitReading: () => ({ messages: backlogRows() + queuedApi, msPerRow: Math.max(drainMsPerRow, idleDrainMsPerRow, DEFAULT_DRAIN_MS_PER_ROW) }),
     /** Starts working, beginning with whatever a previous run left queued. */
     start() {
       stopped = false;
       // Counted before the loop's first move (it awaits this), so no moved row is counted twice.
-      counted = store.countQueuedSmtp(db).then((n) => { queuedSmtp = n; }, (err) => log.warn({ err }, 'could not count queued mail'));
+      counted = Promise.all([store.countQueuedSmtp(db), store.countQueuedApi(db)])
+        .then(([smtp, api]) => { queuedSmtp = smtp; queuedApi = api; }, (err) => log.warn({ err }, 'could not count queued mail'));
       timer = setInterval(() => { wake(); checkProgress(); }, POLL_MS);
       timer.unref();
       wake();

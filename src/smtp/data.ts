@@ -6,7 +6,7 @@ import type { RawDelivery } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
 import { receivedHeader, returnPathHeader } from './received.js';
 import type { Deliverable } from './recipients.js';
-import { LOCAL_ERROR, MAILBOX_FULL, TOO_BIG, type SmtpReply } from './replies.js';
+import { BACKLOG_FULL, LOCAL_ERROR, MAILBOX_FULL, TOO_BIG, type SmtpReply } from './replies.js';
 import { Spool } from './spool.js';
 
 /** What the DATA phase needs from the rest of the listener. */
@@ -24,6 +24,8 @@ export interface DataDeps {
   accept(delivery: RawDelivery): Promise<void>;
   /** Mailboxes among these without room for `size` more bytes (ingest.overQuota). */
   overQuota(mailboxIds: number[], size: number): Promise<number[]>;
+  /** Non-null while the ingest backlog is past its limit in time: 451 4.3.1 instead of acknowledging. */
+  backlogFull?(): number | null;
 }
 
 /** Whether no recipient can take a message of `size` bytes: every target mailbox full and nothing to forward. */
@@ -124,6 +126,11 @@ export function receiveMessage(deps: DataDeps, stream: SMTPServerDataStream, ses
       if (await nobodyHasRoom(deps, accepted, delivery.size)) {
         await spool.release();
         return finish(MAILBOX_FULL());
+      }
+      // The backlog may have passed its limit while this message was sent (MAIL FROM checked it first).
+      if ((deps.backlogFull?.() ?? null) !== null) {
+        await spool.release();
+        return finish(BACKLOG_FULL());
       }
       await deps.accept(delivery);
     } catch (err) {

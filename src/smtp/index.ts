@@ -58,7 +58,8 @@ export function installSmtp(core: Core, deps: SmtpDeps, options: { limits?: Part
   deps.ingest.setRawParser(parsing.parse, parsing.parseQueued);
   const quota = cachedQuota((ids, incoming) => deps.ingest.overQuota(ids, Math.max(1, incoming)), clock, limits.maxSize);
   const checkRecipient = createRecipientCheck({ resolve: cachedResolver(deps.resolve, clock), quota, maxRecipients: limits.maxRecipients, hostname: config.hostname });
-  const listener = createSmtpListener({ config, logger, clock, tls: deps.tls, checkRecipient, accept: (d) => deps.ingest.acceptRaw(d), overQuota: quota, limits });
+  const listener = createSmtpListener({ config, logger, clock, tls: deps.tls, checkRecipient, accept: (d) => deps.ingest.acceptRaw(d), overQuota: quota,
+    backlogFull: () => deps.ingest.backlogFull(), limits });
 
   /** Spool files left by sessions that died mid-DATA before a crash: never acknowledged, never adopted. */
   async function sweepSpool(): Promise<void> {

@@ -21,6 +21,8 @@ export const OVER_QUOTA = () => smtpReply(452, '4.2.2 mailbox full');
 export const MAILBOX_FULL = () => smtpReply(552, '5.2.2 mailbox full');
 /** A temporary failure while looking a recipient up or storing the message: the sender retries. */
 export const LOCAL_ERROR = () => smtpReply(451, '4.3.0 temporary local problem, try again later');
+/** Mail acknowledged and not yet stored is past its limit in time (ingest backlogFull): the sender retries later. */
+export const BACKLOG_FULL = () => smtpReply(451, '4.3.1 too much mail waiting to be stored, try again later');
 /** DATA past the advertised SIZE. */
 export const TOO_BIG = (limit: number) => smtpReply(552, `5.3.4 message exceeds fixed maximum message size of ${limit} bytes`);
 /** A connection over the per-address concurrency limit. */

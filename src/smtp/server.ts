@@ -16,7 +16,7 @@ import { createErrorLimit, type ErrorLimits } from './error-limit.js';
 import { installExpnReply } from './expn.js';
 import { createConnectionLimits } from './limits.js';
 import type { Deliverable, RecipientCheck } from './recipients.js';
-import { NEEDS_SMTPUTF8, TOO_MANY_CONNECTIONS, UNSUPPORTED_PARAMETER, type SmtpReply } from './replies.js';
+import { BACKLOG_FULL, NEEDS_SMTPUTF8, TOO_MANY_CONNECTIONS, UNSUPPORTED_PARAMETER, type SmtpReply } from './replies.js';
 import { installWireAsciiCheck, sentNonAscii } from './wire-ascii.js';
 
 /** The limits of the ingress (DECISIONS.md section 7); tests and benchmarks may tighten them. */
@@ -93,6 +93,8 @@ export interface SmtpListenerDeps {
   checkRecipient: RecipientCheck;
   accept(delivery: RawDelivery): Promise<void>;
   overQuota(mailboxIds: number[], size: number): Promise<number[]>;
+  /** Non-null while acknowledged mail waiting to be stored is past its limit in time (ingest backlogFull): new mail gets 451 4.3.1. */
+  backlogFull?(): number | null;
   limits?: Partial<ListenerLimits>;
 }
 
@@ -152,6 +154,8 @@ export function createSmtpListener(deps: SmtpListenerDeps) {
       const unsupported = unsupportedParameter(address.args, MAIL_PARAMETERS);
       if (unsupported) return refuse(UNSUPPORTED_PARAMETER(unsupported));
       if (sentNonAscii(address) && !declaresSmtpUtf8(address.args)) return refuse(NEEDS_SMTPUTF8());
+      // Storage is far behind: the sender keeps the message and retries, rather than it waiting here unseen.
+      if ((deps.backlogFull?.() ?? null) !== null) return refuse(BACKLOG_FULL());
       callback();
     },
 
@@ -194,6 +198,7 @@ export function createSmtpListener(deps: SmtpListenerDeps) {
         resolutionOf: (s, address) => resolutions.get(s.envelope)?.get(address.toLowerCase()),
         accept: deps.accept,
         overQuota: deps.overQuota,
+        backlogFull: deps.backlogFull,
       }, stream, session, (err, message) => {
         clearTimeout(timer);
         inFlight--;
