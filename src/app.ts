@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { installAcme, type AcmeTestOptions } from './acme/index.js';
+import { installAutoconfig } from './autoconfig/index.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Core } from './core.js';
@@ -109,9 +110,10 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const dns = installDns(core, { domains });
   const imap = installImap(core, { emails, tls });
   const submission = installSubmission(core, { resolve: bounces.resolve, emails, folders: imap.messages, outbound, tls });
+  const autoconfig = installAutoconfig(core, { domains });
 
   const lifecycle = { draining: false };
-  const http = createHttpApp({ registry, logger, publicUrl: config.publicUrl, metrics, lifecycle, wellKnown: [acme.challenges.middleware] });
+  const http = createHttpApp({ registry, logger, publicUrl: config.publicUrl, metrics, lifecycle, wellKnown: [acme.challenges.middleware, autoconfig.middleware] });
   http.use(dashboard());                                     // GET / and its files; after the API routes
   let server: Server | null = null;
 

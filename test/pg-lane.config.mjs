@@ -29,6 +29,8 @@ export default {
     'test/db/two-nodes-directory.test.ts', // the recipient cache sees directory changes made on any node
     'test/db/two-nodes-keys.test.ts', // kept API key rows see revocations and plan changes made anywhere
     'test/aliases/create.test.ts',
+    'test/autoconfig/thunderbird.test.ts',
+    'test/autoconfig/outlook-apple.test.ts',
     'test/aliases/delete.test.ts',
     'test/aliases/edit.test.ts',
     'test/aliases/resolve.test.ts',
