@@ -35,6 +35,7 @@ export default {
     'test/aliases/edit.test.ts',
     'test/aliases/resolve.test.ts',
     'test/dns/check.test.ts',
+    'test/dns/client-records.test.ts',
     'test/dns/inconclusive.test.ts',
     'test/dns/isolation.test.ts',
     'test/dns/route.test.ts',
