@@ -68,6 +68,11 @@ export interface AppOptions {
  * parts with `start` (listen, work, tick) and `stop` (graceful, in dependency order).
  */
 export async function createApp({ config, clock = systemClock, logger = createLogger(config.logLevel), parserThreads, outboundTesting, acme: acmeTest }: AppOptions) {
+  // A bare OS hostname ("vm") ends up in the MX plan, the certificate and every bounce's sender.
+  if (!config.hostname.includes('.')) {
+    logger.warn({ variable: 'MAILSTEAD_HOSTNAME', hostname: config.hostname },
+      `MAILSTEAD_HOSTNAME is "${config.hostname}", a name without a dot: MX records (MAILSTEAD_MX_HOSTS defaults to mx1/mx2 under it), the TLS certificate and bounces (MAILER-DAEMON@${config.hostname}) all carry it; set MAILSTEAD_HOSTNAME to the fully qualified name this server is reached by`);
+  }
   // The one certificate of every TLS listener (SMTP STARTTLS, IMAP, submission); SIGHUP reloads it.
   // First, so unusable certificate files stop the start before anything is opened.
   const tls = await createCertificateSource({ config, logger });

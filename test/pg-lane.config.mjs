@@ -139,6 +139,7 @@ export default {
     'test/webhooks/sender.test.ts',
     'test/outbound/commit-batch.test.ts',
     'test/main/process.test.ts',
+    'test/main/hostname-warning.test.ts',
     // The dashboard in Chromium: it reads and writes through the same API, now served from PostgreSQL.
     'test/web/aliases.test.ts',
     'test/web/compression.test.ts',
