@@ -45,6 +45,7 @@ export default {
     'test/domains/validation.test.ts',
     'test/http/auth.test.ts',
     'test/http/errors.test.ts',
+    'test/http/linger.test.ts',
     'test/http/openapi.test.ts',
     'test/legacy/aliases.test.ts',
     'test/legacy/domains.test.ts',

@@ -13,22 +13,39 @@ function tooLarge(ctx: Context, limit: number): ApiError {
 
 /**
  * Reads a request body up to `limit` bytes (413 past it, before reading when Content-Length says
- * so). Returns undefined for an empty body.
+ * so). Returns undefined for an empty body. Not with `for await`: leaving that loop early destroys
+ * the request and with it the socket, and the client still sending would get a reset instead of
+ * the 413; here the rest keeps flowing into the discard until the lingering close ends it.
  */
-export async function readRawBody(ctx: Context, limit: number): Promise<Buffer | undefined> {
+export function readRawBody(ctx: Context, limit: number): Promise<Buffer | undefined> {
   const req = ctx.req;
   const declared = Number(req.headers['content-length'] ?? NaN);
-  if (declared > limit) throw tooLarge(ctx, limit);
-  const chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of req as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size > limit) throw tooLarge(ctx, limit);
-    chunks.push(chunk);
-  }
-  if (size === 0) return undefined;
-  return chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
+  if (declared > limit) return Promise.reject(tooLarge(ctx, limit));
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    const settle = (err: Error | null) => {
+      req.off('data', onData).off('end', onEnd).off('error', onError).off('close', onClose);
+      if (err) {
+        req.on('data', discard);
+        reject(err);
+      } else {
+        resolve(size === 0 ? undefined : chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size));
+      }
+    };
+    const onData = (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > limit) settle(tooLarge(ctx, limit));
+      else chunks.push(chunk);
+    };
+    const onEnd = () => settle(null);
+    const onError = (err: Error) => settle(err);
+    const onClose = () => settle(new ApiError(400, 'Request body was cut short'));
+    req.on('data', onData).on('end', onEnd).on('error', onError).on('close', onClose);
+  });
 }
+
+function discard(): void { /* the rest of a refused body */ }
 
 /**
  * Reads a JSON request body up to `limit` bytes. Strict on purpose: the body must be JSON, valid
