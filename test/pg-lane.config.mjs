@@ -142,6 +142,7 @@ export default {
     'test/main/process.test.ts',
     'test/main/hostname-warning.test.ts',
     'test/smtp/line-length.test.ts',
+    'test/smtp/return-path.test.ts',
     // The dashboard in Chromium: it reads and writes through the same API, now served from PostgreSQL.
     'test/web/aliases.test.ts',
     'test/web/compression.test.ts',
