@@ -141,6 +141,7 @@ export default {
     'test/outbound/commit-batch.test.ts',
     'test/main/process.test.ts',
     'test/main/hostname-warning.test.ts',
+    'test/main/readme-first-steps.test.ts', // README.md's first steps, run as a script, on PostgreSQL too
     'test/smtp/line-length.test.ts',
     'test/smtp/return-path.test.ts',
     // The dashboard in Chromium: it reads and writes through the same API, now served from PostgreSQL.
