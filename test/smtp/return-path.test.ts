@@ -1,5 +1,6 @@
 import test from 'ava';
 import { Readable } from 'node:stream';
+import nodemailer from 'nodemailer';
 import { ReturnPathFilter, withoutReturnPath } from '../../src/smtp/return-path.js';
 import { startTestApp } from '../helpers/app.js';
 import { provision, sendMail, waitForEmails } from '../helpers/smtp.js';
@@ -50,4 +51,23 @@ test('a forwarded copy carries no Return-Path, neither ours nor the one it came 
   const text = m.raw.toString('latin1');
   t.regex(text, /^Subject: no return path$/m);
   t.false(/^return-path:/im.test(text));
+});
+
+test('submission: the Return-Path a client wrote is gone; the hosted copy gets the envelope sender\'s in front', async (t) => {
+  const app = await startTestApp(t);
+  const { key } = await provision(app, 'sub-rp.test', ['ann', 'bob']);
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1', port: app.submissionPort, secure: false, requireTLS: true, tls: { rejectUnauthorized: false },
+    auth: { user: 'ann@sub-rp.test', pass: 'correct horse battery' },
+  });
+  t.teardown(() => transport.close());
+  await transport.sendMail({
+    envelope: { from: 'ann@sub-rp.test', to: ['bob@sub-rp.test'] },
+    raw: `${FORGED}From: <ann@sub-rp.test>\r\nTo: <bob@sub-rp.test>\r\nSubject: submitted\r\n\r\nbody\r\n`,
+  });
+  const emails = await waitForEmails(app, key, 1, 'folder=INBOX');
+  const raw = (await app.get(`/v1/emails/${emails[0].id}/raw`, key)).body as string;
+  t.true(raw.startsWith('Return-Path: <ann@sub-rp.test>\r\nReceived: '));
+  t.is(raw.match(/^return-path:/gim)?.length, 1);
+  t.false(raw.includes('forged@') || raw.includes('folded@'));
 });
