@@ -1,6 +1,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { installAcme, type AcmeTestOptions } from './acme/index.js';
+import { installAutoconfig } from './autoconfig/index.js';
 import { systemClock, type Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Core } from './core.js';
@@ -69,6 +70,11 @@ export interface AppOptions {
  * parts with `start` (listen, work, tick) and `stop` (graceful, in dependency order).
  */
 export async function createApp({ config, clock = systemClock, logger = createLogger(config.logLevel), parserThreads, outboundTesting, acme: acmeTest }: AppOptions) {
+  // A bare OS hostname ("vm") ends up in the MX plan, the certificate and every bounce's sender.
+  if (!config.hostname.includes('.')) {
+    logger.warn({ variable: 'MAILSTEAD_HOSTNAME', hostname: config.hostname },
+      `MAILSTEAD_HOSTNAME is "${config.hostname}", a name without a dot: MX records (MAILSTEAD_MX_HOSTS defaults to mx1/mx2 under it), the TLS certificate and bounces (MAILER-DAEMON@${config.hostname}) all carry it; set MAILSTEAD_HOSTNAME to the fully qualified name this server is reached by`);
+  }
   // The one certificate of every TLS listener (SMTP STARTTLS, IMAP, submission); SIGHUP reloads it.
   // First, so unusable certificate files stop the start before anything is opened.
   const tls = await createCertificateSource({ config, logger });
@@ -113,9 +119,10 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const imap = installImap(core, { emails, tls });
   const submission = installSubmission(core, { resolve: bounces.resolve, emails, folders: imap.messages, outbound, tls });
   const imports = installImport(core, { emails, messages: imap.messages }); // import and export (DECISIONS.md section 20)
+  const autoconfig = installAutoconfig(core, { domains });
 
   const lifecycle = { draining: false };
-  const http = createHttpApp({ registry, logger, publicUrl: config.publicUrl, metrics, lifecycle, wellKnown: [acme.challenges.middleware] });
+  const http = createHttpApp({ registry, logger, publicUrl: config.publicUrl, metrics, lifecycle, wellKnown: [acme.challenges.middleware, autoconfig.middleware] });
   http.use(dashboard());                                     // GET / and its files; after the API routes
   let server: Server | null = null;
 

@@ -31,10 +31,13 @@ export default {
     'test/ingest/backlog-limit.test.ts', // 451 4.3.1 / 503 past the backlog's limit in seconds (issue 47)
     'test/db/query-plans.test.ts', // hot-path queries look rows up by index on a large store (issue 47)
     'test/aliases/create.test.ts',
+    'test/autoconfig/thunderbird.test.ts',
+    'test/autoconfig/outlook-apple.test.ts',
     'test/aliases/delete.test.ts',
     'test/aliases/edit.test.ts',
     'test/aliases/resolve.test.ts',
     'test/dns/check.test.ts',
+    'test/dns/client-records.test.ts',
     'test/dns/inconclusive.test.ts',
     'test/dns/isolation.test.ts',
     'test/dns/route.test.ts',
@@ -44,6 +47,7 @@ export default {
     'test/domains/validation.test.ts',
     'test/http/auth.test.ts',
     'test/http/errors.test.ts',
+    'test/http/linger.test.ts',
     'test/http/openapi.test.ts',
     'test/legacy/aliases.test.ts',
     'test/legacy/domains.test.ts',
@@ -160,6 +164,10 @@ export default {
     'test/webhooks/sender.test.ts',
     'test/outbound/commit-batch.test.ts',
     'test/main/process.test.ts',
+    'test/main/hostname-warning.test.ts',
+    'test/main/readme-first-steps.test.ts', // README.md's first steps, run as a script, on PostgreSQL too
+    'test/smtp/line-length.test.ts',
+    'test/smtp/return-path.test.ts',
     // The dashboard in Chromium: it reads and writes through the same API, now served from PostgreSQL.
     'test/web/aliases.test.ts',
     'test/web/compression.test.ts',

@@ -1,8 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import type { Logger } from '../logger.js';
-import { evaluateRecords, queryKey, type Answer, type Inconclusive, type MxAnswer, type Observations, type TxtAnswer } from './compare.js';
-import type { OpenQueries } from './resolver.js';
+import { evaluateRecords, queryKey, type AnyAnswer, type Inconclusive, type Observations } from './compare.js';
+import type { DnsQueries, OpenQueries } from './resolver.js';
 import { nextDomainState, provesOwnership } from './status.js';
 import type { DnsStore } from './store.js';
 
@@ -31,6 +31,16 @@ export type CheckOutcome =
 export const inconclusiveReason = (hostname: string, i: Inconclusive) =>
   `DNS check of ${hostname} was inconclusive (${i.code} looking up ${i.type} ${i.name}); statuses are unchanged`;
 
+/** The query that checks a record of this type (TXT for any type without one of its own). */
+function ask(q: DnsQueries, type: string, name: string): Promise<AnyAnswer> {
+  switch (type.toUpperCase()) {
+    case 'MX': return q.mx(name);
+    case 'SRV': return q.srv(name);
+    case 'CNAME': return q.cname(name);
+    default: return q.txt(name);
+  }
+}
+
 /**
  * Checks one hostname's published records: `observe` asks DNS (no database writes, may overlap
  * with other work), `apply` writes the statuses in the caller's transaction.
@@ -39,6 +49,11 @@ export function createDnsChecker(deps: {
   db: Db; store: DnsStore; clock: Clock; logger: Logger; queries: OpenQueries;
   /** The records as task results show them (the domains capability's view). */
   recordsView: (db: Db, domainId: number) => Promise<CheckResult['records']>;
+  /**
+   * Adds the records a hostname provisioned by an older version lacks (they go at the end, "Not
+   * checked", and are checked from the next check on).
+   */
+  addMissingRecords?: (db: Db, domainId: number) => Promise<void>;
 }) {
   const { db, store, clock, logger } = deps;
   // Inconclusive checks in a row, in this process, each of a hostname whose previous check here
@@ -59,10 +74,8 @@ export function createDnsChecker(deps: {
     const q = deps.queries();
     const wanted = new Map<string, { type: string; name: string }>();
     for (const r of target.records) wanted.set(queryKey(r.type, r.name), r);
-    const answers = new Map<string, Answer<MxAnswer> | TxtAnswer>();
-    await Promise.all([...wanted].map(async ([key, r]) => {
-      answers.set(key, r.type.toUpperCase() === 'MX' ? await q.mx(r.name) : await q.txt(r.name));
-    }));
+    const answers = new Map<string, AnyAnswer>();
+    await Promise.all([...wanted].map(async ([key, r]) => { answers.set(key, await ask(q, r.type, r.name)); }));
     const verdict = evaluateRecords(target.records, answers);
     if (wanted.size > 0) {
       if (!verdict.inconclusive) {
@@ -92,6 +105,7 @@ export function createDnsChecker(deps: {
     const prev = { status: target.status, failedChecks: target.failed_checks, verifiedAt: target.verified_at };
     const next = nextDomainState(prev, provesOwnership(target.hostname, checked), now);
     await store.applyCheck(trx, target.id, next, target.records.map((r, i) => ({ id: r.id, status: verdict.statuses[i] })), now);
+    if (target.records.length > 0) await deps.addMissingRecords?.(trx, target.id);
     if (next.status !== prev.status) logger.info({ hostname: target.hostname, from: prev.status, to: next.status }, 'domain DNS status changed');
     else logger.debug({ hostname: target.hostname, status: next.status, failed_checks: next.failedChecks }, 'domain DNS checked');
     return { domain: target.hostname, status: next.status, records: await deps.recordsView(trx, target.id) };

@@ -26,6 +26,17 @@ export type Answer<T> =
 /** TXT records as node:dns returns them: each record a list of its character-strings. */
 export type TxtAnswer = Answer<string[]>;
 
+/** One SRV answer as node:dns returns it. */
+export interface SrvAnswer {
+  name: string;
+  port: number;
+  priority: number;
+  weight: number;
+}
+
+/** Any answer one record's query can give. */
+export type AnyAnswer = Answer<MxAnswer> | TxtAnswer | Answer<SrvAnswer> | Answer<string>;
+
 /** A stored record to compare (the fields of dns_records that matter here). */
 export interface ExpectedRecord {
   type: string;
@@ -101,8 +112,39 @@ export function compareTxt(expected: string, answer: TxtAnswer): RecordStatus | 
   return values.some((v) => txtFamily(v) === family) ? 'mismatch' : 'missing';
 }
 
+/**
+ * An SRV record's status (ours is `<weight> <port> <target>`): `verified` when an answer has our
+ * port and target (priority and weight are not compared: clients still find the server),
+ * `mismatch` when SRV records exist but none is ours, `missing` when there are none.
+ */
+export function compareSrv(expected: string, answer: Answer<SrvAnswer>): RecordStatus | null {
+  if (answer.kind === 'error') return null;
+  if (answer.kind === 'none' || answer.records.length === 0) return 'missing';
+  const [, port, target] = expected.trim().split(/\s+/);
+  const want = normalizeMxTarget(target ?? '');
+  return answer.records.some((r) => String(r.port) === port && normalizeMxTarget(r.name) === want) ? 'verified' : 'mismatch';
+}
+
+/** A CNAME record's status: `verified` when it points at our target, `mismatch` when elsewhere, `missing` when absent. */
+export function compareCname(expected: string, answer: Answer<string>): RecordStatus | null {
+  if (answer.kind === 'error') return null;
+  if (answer.kind === 'none' || answer.records.length === 0) return 'missing';
+  const want = normalizeMxTarget(expected);
+  return answer.records.some((r) => normalizeMxTarget(r) === want) ? 'verified' : 'mismatch';
+}
+
+/** One record's status from the answer to its query. */
+function compareRecord(r: ExpectedRecord, a: AnyAnswer): RecordStatus | null {
+  switch (r.type.toUpperCase()) {
+    case 'MX': return compareMx(r.value, a as Answer<MxAnswer>);
+    case 'SRV': return compareSrv(r.value, a as Answer<SrvAnswer>);
+    case 'CNAME': return compareCname(r.value, a as Answer<string>);
+    default: return compareTxt(r.value, a as TxtAnswer);
+  }
+}
+
 /** The answers of one check, by `queryKey`. */
-export type Observations = ReadonlyMap<string, Answer<MxAnswer> | TxtAnswer>;
+export type Observations = ReadonlyMap<string, AnyAnswer>;
 
 /** A failed query that makes a whole check inconclusive. */
 export interface Inconclusive {
@@ -124,8 +166,7 @@ export function evaluateRecords(records: readonly ExpectedRecord[], answers: Obs
   }
   const statuses = records.map((r) => {
     const a = answers.get(queryKey(r.type, r.name));
-    if (!a) return null;
-    return r.type.toUpperCase() === 'MX' ? compareMx(r.value, a as Answer<MxAnswer>) : compareTxt(r.value, a as TxtAnswer);
+    return a ? compareRecord(r, a) : null;
   });
   return { inconclusive: null, statuses };
 }

@@ -20,6 +20,7 @@ export function installDns(core: Core, { domains }: { domains: ReturnType<typeof
     db: core.db, store, clock: core.clock, logger: core.logger.child({ capability: 'dns' }),
     queries: createResolver({ servers: core.config.dnsServers, ...DEFAULT_RESOLVER_OPTIONS }),
     recordsView: domains.store.records,
+    addMissingRecords: (db, domainId) => domains.addMissingRecords(db, domainId),
   });
   const service = createDnsService({
     db: core.db, store, domainStore: domains.store, queue: core.queue, clock: core.clock, logger: core.logger,

@@ -1,5 +1,5 @@
 import { promises as dns } from 'node:dns';
-import type { Answer, MxAnswer, TxtAnswer } from './compare.js';
+import type { Answer, MxAnswer, SrvAnswer, TxtAnswer } from './compare.js';
 
 /** How DNS is asked: servers as `ip[:port]` (empty = the system's resolvers), per-try timeout, tries. */
 export interface ResolverOptions {
@@ -14,10 +14,12 @@ export const DEFAULT_RESOLVER_OPTIONS = { timeoutMs: 2000, tries: 2 } as const;
 /** NXDOMAIN and NODATA: the name or the type has no records; every other error says nothing about the zone. */
 const NOTHING_THERE = new Set(['ENOTFOUND', 'ENODATA']);
 
-/** One set of queries (one check): MX and TXT lookups that report errors as data. */
+/** One set of queries (one check): MX, TXT, SRV and CNAME lookups that report errors as data. */
 export interface DnsQueries {
   mx(name: string): Promise<Answer<MxAnswer>>;
   txt(name: string): Promise<TxtAnswer>;
+  srv(name: string): Promise<Answer<SrvAnswer>>;
+  cname(name: string): Promise<Answer<string>>;
 }
 
 /** Opens a set of queries for one check. */
@@ -44,6 +46,8 @@ export function createResolver(opts: ResolverOptions): OpenQueries {
     return {
       mx: (name) => settle(() => resolver.resolveMx(name)),
       txt: (name) => settle(() => resolver.resolveTxt(name)),
+      srv: (name) => settle(() => resolver.resolveSrv(name)),
+      cname: (name) => settle(() => resolver.resolveCname(name)),
     };
   };
 }

@@ -3,7 +3,7 @@ import { pollTask, taskEnvelope } from '../tasks/poll.js';
 import type { TaskQueue } from '../tasks/queue.js';
 import type { Task } from '../tasks/types.js';
 import {
-  createDomainBody, createSubDomainBody, taskQuery,
+  createDomainBody, createSubDomainBody, domainPathParams, taskQuery,
   type CreateDomainBody, type CreateSubDomainBody, type TaskQuery,
 } from './schemas.js';
 import type { DomainService } from './service.js';
@@ -57,6 +57,14 @@ export function domainRoutes({ registry, domains, queue }: { registry: RouteRegi
     async handler(ctx, { key, query }) {
       const task = await pollTask(queue, key, query.task_id, ['subdomain.create']);
       ctx.body = taskEnvelope(task, await liveResults(task));
+    },
+  });
+
+  registry.add<unknown, unknown, { domain: string }>({
+    method: 'get', path: '/v1/domains/{domain}', summary: 'A domain with its status and DNS records as the last check left them',
+    permission: 'read', params: domainPathParams, errors: [404],
+    async handler(ctx, { key, params }) {
+      ctx.body = { status: 'success', data: await domains.get(key, params.domain) };
     },
   });
 

@@ -96,6 +96,14 @@ export function createDomainService(deps: {
       return { total_domain: rows.length, results };
     },
 
+    /** One of the tenant's hostnames with its status and records as the last check left them (404 for any other). */
+    async get(key: ApiKey, hostname: string) {
+      const host = normalizeHostname(hostname);
+      const d = await store.ownedByHostname(db, key.tenantId, host);
+      if (!d) throw notFound('Domain not found');
+      return { domain: d.hostname, status: d.status, records: await store.records(db, d.id) };
+    },
+
     /** A hostname's current status and DNS records, or null if it no longer exists. */
     async current(hostname: string) {
       const d = await store.byHostname(db, hostname);

@@ -1,7 +1,7 @@
 import type { Config } from '../config.js';
 import { generateDkimKeyPair, type DkimKeyPair } from '../dns/dkim.js';
 import { planRecords } from '../dns/records.js';
-import type { Trx } from '../db/connection.js';
+import type { Db, Trx } from '../db/connection.js';
 import type { TaskHandler } from '../tasks/types.js';
 import type { DomainStore } from './store.js';
 
@@ -15,10 +15,20 @@ async function provision(trx: Trx, store: DomainStore, config: Config, domainIds
     if (!d) continue; // deleted before the task ran
     await store.setDkimOnce(trx, id, keys[i].privateKeyPem, keys[i].publicKeyBase64);
     const publicKey = (await store.byId(trx, id))!.dkim_public_key!;
-    await store.insertRecords(trx, id, planRecords(d.hostname, config.mxHosts, d.verification_token, publicKey));
+    await store.insertRecords(trx, id, planRecords(d.hostname, config.mxHosts, d.verification_token, publicKey, config.hostname));
     out.push({ hostname: d.hostname, status: d.status, records: await store.records(trx, id) });
   }
   return out;
+}
+
+/**
+ * Adds to a provisioned hostname the planned records it lacks (a hostname provisioned before the
+ * plan grew); records are kept by position, so existing ones stay as they are.
+ */
+export async function addMissingRecords(db: Db, store: DomainStore, config: Config, domainId: number): Promise<void> {
+  const d = await store.byId(db, domainId);
+  if (!d?.dkim_public_key) return; // not provisioned yet: its task writes the whole plan
+  await store.insertRecords(db, domainId, planRecords(d.hostname, config.mxHosts, d.verification_token, d.dkim_public_key, config.hostname));
 }
 
 /** The task kinds of the domains capability. */

@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import { withoutReturnPath } from '../smtp/return-path.js';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import type { BlobStore } from '../ingest/blobs.js';
@@ -80,7 +81,9 @@ export function createPreparer(deps: { db: Db; store: OutboundStore; blobs: Blob
   }
 
   return async (item: OutboundRow): Promise<Ready | Refused> => {
-    const original = await bytesOf(item);
+    const stored = await bytesOf(item);
+    // A forwarded copy is in transit again: the Return-Path its delivery here put in front goes (DECISIONS.md section 21).
+    const original = stored && item.kind === 'forward' ? withoutReturnPath(stored) : stored;
     if (!original) return { kind: 'refused', status: '5.3.0', response: '554 5.3.0 the message is no longer stored', dsn: true, original: null };
     if (item.kind !== 'forward') return { kind: 'ready', mailFrom: item.mail_from, raw: original, original };
     const auth = item.auth ? (JSON.parse(item.auth) as AuthResults) : null;

@@ -41,7 +41,7 @@ export function createRouter(deps: {
       }
     }
     if (hops.length > 0) return { kind: 'hops', hops };
-    if (refused > 0) return { kind: 'permanent', status: '5.4.4', response: `550 5.4.4 the MX hosts of ${domain} resolve only to loopback, private or own addresses (refused)` };
+    if (refused > 0) return { kind: 'permanent', status: '5.4.4', response: `550 5.4.4 the MX hosts of ${domain} resolve only to loopback, private or own addresses (refused; MAILSTEAD_OUTBOUND_ALLOW_PRIVATE=true allows them)` };
     return { kind: 'temporary', response: `no address found for the MX hosts of ${domain}` };
   };
 }

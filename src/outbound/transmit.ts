@@ -1,5 +1,6 @@
 import type { Ingest, RecipientResolver } from '../ingest/types.js';
 import { returnPathHeader } from '../smtp/received.js';
+import { withoutReturnPath } from '../smtp/return-path.js';
 import { localReceived } from './message.js';
 import type { SessionPool } from './pool.js';
 import type { Router } from './route.js';
@@ -96,10 +97,11 @@ export function createLocalTransmitter(deps: { ingest: Ingest; resolve: Recipien
     if (recipients.length === 0) return { results, remoteMta: deps.hostname };
     const now = deps.now();
     const head = Buffer.from(returnPathHeader(from || null) + localReceived(deps.hostname, recipients.length === 1 ? recipients[0].address : '', itemId, now), 'latin1');
-    const size = head.length + raw.length;
+    const message = withoutReturnPath(raw);
+    const size = head.length + message.length;
     try {
       await deps.ingest.acceptRaw({
-        raw: { chunks: [head, raw], length: size }, size, mailFrom: from || null, recipients,
+        raw: { chunks: [head, message], length: size }, size, mailFrom: from || null, recipients,
         remoteAddress: '127.0.0.1', heloName: deps.hostname, tls: false, receivedAt: now,
       });
       for (const r of recipients) results.push({ rcpt: r.address, outcome: 'sent', response: '250 2.0.0 delivered locally' });

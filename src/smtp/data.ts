@@ -5,6 +5,7 @@ import { hostnameProblem } from '../domains/hostname.js';
 import type { RawDelivery } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
 import { receivedHeader, returnPathHeader } from './received.js';
+import { ReturnPathFilter } from './return-path.js';
 import type { Deliverable } from './recipients.js';
 import { BACKLOG_FULL, LOCAL_ERROR, MAILBOX_FULL, TOO_BIG, type SmtpReply } from './replies.js';
 import { Spool } from './spool.js';
@@ -93,13 +94,15 @@ export function receiveMessage(deps: DataDeps, stream: SMTPServerDataStream, ses
   });
   spool.once('error', (err) => {
     deps.logger.error({ err, session: session.id }, 'smtp spool failed');
-    stream.unpipe(spool);
-    stream.resume();
+    filter.unpipe(spool);
+    filter.resume();
     void spool.release();
     finish(LOCAL_ERROR());
   });
   spool.once('finish', () => void complete());
-  stream.pipe(spool);
+  // The message's own Return-Path goes: the one in front is ours (DECISIONS.md section 21).
+  const filter = new ReturnPathFilter();
+  stream.pipe(filter).pipe(spool);
 
   async function complete(): Promise<void> {
     if (spool.exceeded) {

@@ -14,6 +14,7 @@ import { installDataScan } from './data-scan.js';
 import { createReverseResolver } from './dns.js';
 import { createErrorLimit, type ErrorLimits } from './error-limit.js';
 import { installExpnReply } from './expn.js';
+import { installLineLimit } from './line-limit.js';
 import { createConnectionLimits } from './limits.js';
 import type { Deliverable, RecipientCheck } from './recipients.js';
 import { BACKLOG_FULL, NEEDS_SMTPUTF8, TOO_MANY_CONNECTIONS, UNSUPPORTED_PARAMETER, type SmtpReply } from './replies.js';
@@ -107,6 +108,7 @@ export function createSmtpListener(deps: SmtpListenerDeps) {
   installDataScan();
   installExpnReply();
   installWireAsciiCheck();
+  installLineLimit();
   const { config, logger, clock } = deps;
   const limits: ListenerLimits = { ...DEFAULT_LIMITS, ...deps.limits };
   const limitErrors = createErrorLimit(limits);

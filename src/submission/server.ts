@@ -1,4 +1,5 @@
 import { SMTPServer, type SMTPServerAuthentication, type SMTPServerSession } from 'smtp-server';
+import { installLineLimit } from '../smtp/line-limit.js';
 import { coalesceReplies } from '../smtp/coalesce.js';
 import { drainSmtp, listenSmtp } from '../smtp/lifecycle.js';
 import type { Logger } from '../logger.js';
@@ -44,6 +45,7 @@ export function createSubmissionListener(deps: {
   host: string; port: number; implicitTls: boolean; hostname: string; tls: CertificateSource; logger: Logger;
   limits: SubmissionLimits; handlers: SubmissionHandlers;
 }) {
+  installLineLimit();
   const { limits, handlers, logger } = deps;
   const perAddress = createConnectionLimits(limits.maxPerAddress);
   const fail = (cb: (err?: Error | null) => void) => (err: unknown) => {

@@ -1,4 +1,5 @@
 import type { SMTPServerEnvelope, SMTPServerSession } from 'smtp-server';
+import { withoutReturnPath } from '../smtp/return-path.js';
 import type { Core } from '../core.js';
 import { addressProblem } from '../domains/address.js';
 import type { RecipientResolver } from '../ingest/types.js';
@@ -112,7 +113,8 @@ export function createSubmissionHandlers(core: Core, deps: {
       if (!allowed.has(from.address)) return NOT_YOUR_ADDRESS(`you may not send as <${from.address}> in From:`);
       const login = loginOf(session);
       const fromDomain = from.address.slice(from.address.lastIndexOf('@') + 1);
-      const message = completeHeaders(raw, fromDomain, clock.now());
+      // A Return-Path the client wrote goes: only a final delivery adds one (DECISIONS.md section 21).
+      const message = completeHeaders(withoutReturnPath(raw), fromDomain, clock.now());
       try {
         await deps.submit({
           tenantId: login.tenantId, sender: senderOf(login), mailFrom: envelope.mailFrom.address, fromDomain, recipients, raw: message.raw,

@@ -23,8 +23,15 @@ export function selfSignedPaths(dataDir: string): { dir: string; key: string; ce
 }
 
 /**
+ * The names a client on this machine may connect by: `localhost`, 127.0.0.1 and ::1 (a client
+ * told to connect to 127.0.0.1 checks for that address, not for MAILSTEAD_HOSTNAME).
+ */
+const LOCAL_NAMES = [{ type: 2, value: 'localhost' }, { type: 7, ip: '127.0.0.1' }, { type: 7, ip: '::1' }] as const;
+
+/**
  * A new self-signed certificate for `hostname`: RSA-2048 (the key every mail client accepts),
- * SHA-256, CN and subjectAltName DNS:<hostname>, extendedKeyUsage serverAuth, not a CA.
+ * SHA-256, CN <hostname> and subjectAltName DNS:<hostname>, DNS:localhost, IP:127.0.0.1 and
+ * IP:::1, extendedKeyUsage serverAuth, not a CA.
  */
 export async function generateSelfSigned(hostname: string, now: number): Promise<CertificatePair> {
   const notBeforeDate = new Date(now - BACKDATE_MS);
@@ -39,7 +46,7 @@ export async function generateSelfSigned(hostname: string, now: number): Promise
       { name: 'basicConstraints', cA: false, critical: true },
       { name: 'keyUsage', digitalSignature: true, keyEncipherment: true, critical: true },
       { name: 'extKeyUsage', serverAuth: true },
-      { name: 'subjectAltName', altNames: [{ type: 2, value: hostname }] },
+      { name: 'subjectAltName', altNames: [{ type: 2, value: hostname }, ...LOCAL_NAMES.filter((n) => !('value' in n) || n.value !== hostname)] },
     ],
   });
   return { key: Buffer.from(pems.private), cert: Buffer.from(pems.cert) };
@@ -54,6 +61,9 @@ function unusable(pair: CertificatePair, hostname: string, now: number): string 
     return (err as Error).message;
   }
   if (leaf.checkHost(hostname, { subject: 'never' }) === undefined) return `made for another hostname (${leaf.subjectAltName ?? leaf.subject})`;
+  if (leaf.checkHost('localhost', { subject: 'never' }) === undefined || leaf.checkIP('127.0.0.1') === undefined || leaf.checkIP('::1') === undefined) {
+    return 'does not name localhost, 127.0.0.1 and ::1';
+  }
   if (new Date(leaf.validTo).getTime() - now < RENEW_BEFORE_MS) return 'expires within 30 days';
   return null;
 }

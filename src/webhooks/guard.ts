@@ -2,6 +2,9 @@ import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import type { HostLookup, ResolvedAddress } from './resolve.js';
 
+/** The setting that lifts the guard, named in its refusals (a developer's local receiver is the usual case). */
+export const ALLOW_PRIVATE_HINT = 'MAILSTEAD_WEBHOOK_ALLOW_PRIVATE=true allows http and private addresses, for development';
+
 /** A webhook target the SSRF guard refuses: a non-public address, or a name that resolves to one. */
 export class RefusedTargetError extends Error {
   readonly code = 'EWEBHOOKTARGET';

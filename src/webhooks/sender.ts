@@ -1,6 +1,6 @@
 import { isIP } from 'node:net';
 import type { Agent, buildConnector } from 'undici';
-import { addressProblem, bareHost, connectLookup, RefusedTargetError } from './guard.js';
+import { ALLOW_PRIVATE_HINT, addressProblem, bareHost, connectLookup, RefusedTargetError } from './guard.js';
 import type { HostLookup } from './resolve.js';
 
 /** What one POST came to. `statusCode` is null when no answer arrived (network error, timeout, refusal). */
@@ -127,7 +127,7 @@ function describe(err: unknown, timedOut: boolean, timeoutMs: number): string {
   if (timedOut) return `Timed out after ${timeoutMs / 1000} s`;
   const e = err as { code?: string; message?: string; cause?: { code?: string; message?: string } };
   const inner = e.cause && e.code !== 'EWEBHOOKTARGET' ? e.cause : e;
-  if (inner instanceof RefusedTargetError || e.code === 'EWEBHOOKTARGET') return `Refused by the SSRF guard: ${(inner as Error).message}`;
+  if (inner instanceof RefusedTargetError || e.code === 'EWEBHOOKTARGET') return `Refused by the SSRF guard: ${(inner as Error).message} (${ALLOW_PRIVATE_HINT})`;
   const code = inner.code ?? e.code;
   const message = (inner.message ?? e.message ?? 'request failed').slice(0, 300);
   return code && !message.includes(code) ? `${code}: ${message}` : message;

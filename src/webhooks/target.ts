@@ -1,5 +1,5 @@
 import { unprocessable } from '../errors.js';
-import { RefusedTargetError, checkedAddresses } from './guard.js';
+import { ALLOW_PRIVATE_HINT, RefusedTargetError, checkedAddresses } from './guard.js';
 import type { HostLookup } from './resolve.js';
 
 /** Longest accepted webhook URL. */
@@ -19,7 +19,7 @@ export async function checkWebhookUrl(raw: string, { allowPrivate, lookup }: { a
     throw unprocessable('url must be a valid absolute URL');
   }
   const schemes = allowPrivate ? ['https:', 'http:'] : ['https:'];
-  if (!schemes.includes(url.protocol)) throw unprocessable(allowPrivate ? 'url must use https or http' : 'url must use https');
+  if (!schemes.includes(url.protocol)) throw unprocessable(allowPrivate ? 'url must use https or http' : `url must use https (${ALLOW_PRIVATE_HINT})`);
   if (url.username || url.password) throw unprocessable('url must not contain credentials');
   if (!url.hostname) throw unprocessable('url must have a host');
   url.hash = '';
@@ -29,7 +29,7 @@ export async function checkWebhookUrl(raw: string, { allowPrivate, lookup }: { a
     await checkedAddresses(url.hostname, lookup);
   } catch (err) {
     if (err instanceof RefusedTargetError) {
-      throw unprocessable(`url must not point to a loopback, private, link-local, metadata or other non-public address (${err.message})`);
+      throw unprocessable(`url must not point to a loopback, private, link-local, metadata or other non-public address (${err.message}; ${ALLOW_PRIVATE_HINT})`);
     }
     throw unprocessable(`url host ${url.hostname} could not be resolved`);
   }

@@ -20,7 +20,7 @@ test('all records published: every record and the domain become verified, on the
   t.is(done.body.total_email, 0);
   t.is(done.body.results.domain, 'example.org');
   t.is(done.body.results.status, 'verified');
-  t.is(done.body.results.records.length, 6);
+  t.is(done.body.results.records.length, 11);
   t.true(done.body.results.records.every((x: { status: string }) => x.status === 'verified'));
   t.deepEqual(done.body.results.records.map((x: any) => [x.type, x.name, x.value, x.priority]), records.map((x) => [x.type, x.name, x.value, x.priority]));
 
@@ -30,6 +30,7 @@ test('all records published: every record and the domain become verified, on the
   t.true(created.body.results.records.every((x: { status: string }) => x.status === 'verified'));
   t.is(await listedStatus(app, key, 'example.org'), 'verified');
   t.true(zone.queries.includes('MX example.org') && zone.queries.includes('TXT _mailstead.example.org'));
+  t.true(zone.queries.includes('SRV _imaps._tcp.example.org') && zone.queries.includes('CNAME autoconfig.example.org'));
 });
 
 test('a wrong verification token is a mismatch and the domain stays pending', async (t) => {
@@ -96,7 +97,8 @@ test('MX targets in other case and with a trailing dot, and TXT in other spacing
 
   const done = await checkNow(app, key, 'example.org');
   t.is(done.body.results.status, 'verified');
-  t.deepEqual(done.body.results.records.map((x: { status: string }) => x.status), Array(6).fill('verified'));
+  // The mail client records (SRV, CNAME) were not published: missing, and the domain verified all the same.
+  t.deepEqual(done.body.results.records.map((x: { status: string }) => x.status), [...Array(6).fill('verified'), ...Array(5).fill('missing')]);
 });
 
 test('TXT records split into 255-byte character-strings are joined before comparing', async (t) => {

@@ -27,7 +27,7 @@ test('SERVFAIL and REFUSED leave a verified domain and its records as they were'
   t.is(await listedStatus(app, key, 'example.org'), 'verified');
   const created = await app.get(`/v1/get/domain?task_id=${taskId}`, key);
   t.is(created.body.results.status, 'verified');
-  t.deepEqual(statuses(created.body.results.records), Array(6).fill('verified'));
+  t.deepEqual(statuses(created.body.results.records), Array(11).fill('verified'));
 
   // Counting starts from a real failure only, and answers again are used at once.
   zone.setMode('answer');
@@ -42,7 +42,7 @@ test('SERVFAIL leaves a new domain\'s records "Not checked"', async (t) => {
   t.is((await checkNow(app, key, 'example.org')).status, 422);
   const created = await app.get(`/v1/get/domain?task_id=${taskId}`, key);
   t.is(created.body.results.status, 'pending');
-  t.deepEqual(statuses(created.body.results.records), Array(6).fill('Not checked'));
+  t.deepEqual(statuses(created.body.results.records), Array(11).fill('Not checked'));
 });
 
 test('a resolver that never answers times out and changes nothing', async (t) => {
@@ -70,7 +70,7 @@ test('a resolver that never answers times out and changes nothing', async (t) =>
   t.true(hole.received() > 0);
   t.is(await listedStatus(app, key, 'example.org'), 'verified');
   const created = await app.get(`/v1/get/domain?task_id=${taskId}`, key);
-  t.deepEqual(statuses(created.body.results.records), Array(6).fill('verified'));
+  t.deepEqual(statuses(created.body.results.records), Array(11).fill('verified'));
 
   // The same checker against the live zone does conclude (the empty zone is a real failure).
   const live = createDnsChecker({
@@ -80,7 +80,7 @@ test('a resolver that never answers times out and changes nothing', async (t) =>
   });
   const outcome = await live.check('example.org');
   t.is(outcome.kind, 'checked');
-  if (outcome.kind === 'checked') t.deepEqual(statuses(outcome.result.records), Array(6).fill('missing'));
+  if (outcome.kind === 'checked') t.deepEqual(statuses(outcome.result.records), Array(11).fill('missing'));
 });
 
 test('an unreachable resolver (connection refused) is inconclusive too', async (t) => {

@@ -5,7 +5,8 @@ import dns2, { Packet } from 'dns2';
 // RFC 1035 4.1.1 (dns2 has them at run time as Packet.RCODE, but not in its types).
 const RCODE = { SERVFAIL: 2, NXDOMAIN: 3, REFUSED: 5 } as const;
 
-type Rr = { type: 'MX'; exchange: string; priority: number } | { type: 'TXT'; chunks: string[] };
+type Rr = { type: 'MX'; exchange: string; priority: number } | { type: 'TXT'; chunks: string[] }
+  | { type: 'SRV'; priority: number; weight: number; port: number; target: string } | { type: 'CNAME'; target: string };
 
 /** Splits a TXT value into character-strings of at most 255 bytes, as zone files do for long records. */
 export function chunk(value: string, size = 255): string[] {
@@ -34,7 +35,8 @@ export async function startZone(t: ExecutionContext) {
     response.header.aa = 1;
     const [q] = request.questions;
     const name = String(q.name).toLowerCase().replace(/\.$/, '');
-    queries.push(`${q.type === Packet.TYPE.MX ? 'MX' : q.type === Packet.TYPE.TXT ? 'TXT' : q.type} ${name}`);
+    const typeName = ({ [Packet.TYPE.MX]: 'MX', [Packet.TYPE.TXT]: 'TXT', [Packet.TYPE.SRV]: 'SRV', [Packet.TYPE.CNAME]: 'CNAME' } as Record<number, string>)[q.type];
+    queries.push(`${typeName ?? q.type} ${name}`);
     if (under(name, silent)) return;
     if (mode !== 'answer' || under(name, failing)) {
       response.header.rcode = mode === 'refused' ? RCODE.REFUSED : RCODE.SERVFAIL;
@@ -48,6 +50,10 @@ export async function startZone(t: ExecutionContext) {
         response.answers.push({ name: q.name, type: Packet.TYPE.MX, class: Packet.CLASS.IN, ttl: 0, exchange: rr.exchange, priority: rr.priority } as any);
       } else if (rr.type === 'TXT' && q.type === Packet.TYPE.TXT) {
         response.answers.push({ name: q.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 0, data: rr.chunks } as any);
+      } else if (rr.type === 'SRV' && q.type === Packet.TYPE.SRV) {
+        response.answers.push({ name: q.name, type: Packet.TYPE.SRV, class: Packet.CLASS.IN, ttl: 0, priority: rr.priority, weight: rr.weight, port: rr.port, target: rr.target } as any);
+      } else if (rr.type === 'CNAME' && q.type === Packet.TYPE.CNAME) {
+        response.answers.push({ name: q.name, type: Packet.TYPE.CNAME, class: Packet.CLASS.IN, ttl: 0, domain: rr.target } as any);
       }
     }
     void send(response);
@@ -93,17 +99,26 @@ export async function startZone(t: ExecutionContext) {
     /** Removes every record (names become NXDOMAIN). */
     clear() { names.clear(); },
     /** Removes the records of one name and type (the name stays, so other types answer NODATA). */
-    remove(name: string, type: 'MX' | 'TXT') {
+    remove(name: string, type: Rr['type']) {
       const key = name.toLowerCase();
       names.set(key, (names.get(key) ?? []).filter((r) => r.type !== type));
     },
     mx(name: string, exchange: string, priority: number) { add(name, { type: 'MX', exchange, priority }); },
     /** Adds a TXT record; a string is split into 255-byte chunks, an array is served as given. */
     txt(name: string, value: string | string[]) { add(name, { type: 'TXT', chunks: Array.isArray(value) ? value : chunk(value) }); },
-    /** Publishes a record set as the API lists it (MX priority as text, TXT values chunked). */
+    srv(name: string, port: number, target: string, priority = 0, weight = 1) { add(name, { type: 'SRV', priority, weight, port, target }); },
+    cname(name: string, target: string) { add(name, { type: 'CNAME', target }); },
+    /**
+     * Publishes a record set as the API lists it: MX priority as text, TXT values chunked, SRV
+     * values as `<weight> <port> <target>` with the priority apart.
+     */
     publish(records: Array<{ type: string; name: string; value: string; priority: string }>) {
       for (const r of records) {
         if (r.type === 'MX') add(r.name, { type: 'MX', exchange: r.value, priority: Number(r.priority) });
+        else if (r.type === 'SRV') {
+          const [weight, port, target] = r.value.split(' ');
+          add(r.name, { type: 'SRV', priority: Number(r.priority), weight: Number(weight), port: Number(port), target });
+        } else if (r.type === 'CNAME') add(r.name, { type: 'CNAME', target: r.value });
         else add(r.name, { type: 'TXT', chunks: chunk(r.value) });
       }
     },

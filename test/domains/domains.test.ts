@@ -39,7 +39,7 @@ test('sub-domains complete keyed by full hostname under the parent', async (t) =
   t.deepEqual(Object.keys(task.body.results.results).sort(), ['eu-1.root.example', 'mail.root.example']);
   const mail = task.body.results.results['mail.root.example'];
   t.is(mail.status, 'pending');
-  t.is(mail.records.length, 6);
+  t.is(mail.records.length, 11);
   t.is(mail.records[2].name, '_mailstead.mail.root.example');
   t.not(mail.records[2].value, task.body.results.results['eu-1.root.example'].records[2].value, 'tokens are unique per hostname');
 

@@ -29,7 +29,7 @@ test('create/domain answers {status, domain} without a task id; the task runs an
   const row = await app.app.db.selectFrom('domains').select(['id', 'total_mailbox_allowed']).where('hostname', '=', 'legacy.example').executeTakeFirstOrThrow();
   t.is(row.total_mailbox_allowed, 7);
   const records = await app.app.db.selectFrom('dns_records').select('type').where('domain_id', '=', row.id).execute();
-  t.is(records.length, 6, 'the DNS plan was provisioned as in variant A');
+  t.is(records.length, 11, 'the DNS plan was provisioned as in variant A');
 
   // The same state through variant A.
   const a = await app.get('/v1/list/domain', key);

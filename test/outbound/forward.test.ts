@@ -1,6 +1,7 @@
 import test from 'ava';
 import { authenticate } from 'mailauth';
 import { sendMail } from '../helpers/smtp.js';
+import { withoutReturnPath } from '../../src/smtp/return-path.js';
 import { ALIAS_DOMAIN, REMOTE_DOMAIN, message, startWorld, waitForItems } from './world.js';
 
 const SRS0 = /^SRS0=([A-Za-z0-9+/]{4})=([A-Z2-7]{2})=remote\.test=ann@alias\.test$/i;
@@ -14,11 +15,16 @@ test('a forwarded copy: SRS sender at the alias domain, the stored bytes unchang
   t.deepEqual(m.to, [`dest@${REMOTE_DOMAIN}`]);
   t.true(m.secure, 'STARTTLS was used because the sink offers it');
 
-  // The message as stored (our Return-Path and Received: on top of what was sent) follows the added headers byte for byte.
-  const stored = await app.app.db.selectFrom('inbound').select('raw').executeTakeFirstOrThrow();
-  t.true(Buffer.isBuffer(stored.raw) && stored.raw.toString('latin1').endsWith(raw));
-  t.deepEqual(m.raw.subarray(m.raw.length - stored.raw!.length), stored.raw);
-  const added = m.raw.subarray(0, m.raw.length - stored.raw!.length).toString('latin1');
+  // The message as stored (our Return-Path and Received: on top of what was sent), less the
+  // Return-Path (a copy in transit carries none: DECISIONS.md section 21), follows the added headers byte for byte.
+  const row = await app.app.db.selectFrom('inbound').select('raw').executeTakeFirstOrThrow();
+  t.true(Buffer.isBuffer(row.raw) && row.raw.toString('latin1').endsWith(raw));
+  t.true(row.raw!.toString('latin1').startsWith(`Return-Path: <ann@${REMOTE_DOMAIN}>\r\nReceived: `));
+  const stored = withoutReturnPath(row.raw!);
+  t.is(stored.length, row.raw!.length - `Return-Path: <ann@${REMOTE_DOMAIN}>\r\n`.length);
+  t.false(/^return-path:/im.test(m.raw.toString('latin1')));
+  t.deepEqual(m.raw.subarray(m.raw.length - stored.length), stored);
+  const added = m.raw.subarray(0, m.raw.length - stored.length).toString('latin1');
   t.deepEqual(added.split(/\r\n(?![ \t])/).filter(Boolean).map((h) => h.slice(0, h.indexOf(':')).toLowerCase()),
     ['arc-seal', 'arc-message-signature', 'arc-authentication-results', 'dkim-signature']);
 

@@ -1,6 +1,7 @@
 import { X509Certificate } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import tls from 'node:tls';
 import test from 'ava';
 import SMTPConnection from 'nodemailer/lib/smtp-connection';
 import { startTestApp, tempDir } from '../helpers/app.js';
@@ -9,6 +10,8 @@ import { generateSelfSigned, SELF_SIGNED_DAYS } from '../../src/tls/self-signed.
 import { fingerprintNow } from './starttls.js';
 
 const DAY_MS = 24 * 3600 * 1000;
+/** The names of this machine every self-signed certificate also carries (DECISIONS.md section 21). */
+const LOCAL_NAMES = ', DNS:localhost, IP Address:127.0.0.1, IP Address:0:0:0:0:0:0:0:1';
 
 function storedCertificate(dataDir: string): X509Certificate {
   return new X509Certificate(readFileSync(join(dataDir, 'tls', 'self-signed.crt')));
@@ -20,7 +23,7 @@ test('first start makes a self-signed certificate for MAILSTEAD_HOSTNAME, keeps 
   t.true(existsSync(keyFile));
   t.is(statSync(keyFile).mode & 0o777, 0o600);
   const cert = storedCertificate(app.dataDir);
-  t.is(cert.subjectAltName, 'DNS:mx.mailstead.test');
+  t.is(cert.subjectAltName, `DNS:mx.mailstead.test${LOCAL_NAMES}`);
   t.is(cert.subject, 'CN=mx.mailstead.test');
   t.is(cert.checkHost('mx.mailstead.test', { subject: 'never' }), 'mx.mailstead.test');
   t.false(cert.ca);
@@ -47,7 +50,7 @@ test('a restart reuses the stored certificate (same fingerprint); a new hostname
   const renamed = await startTestApp(t, { dataDir, env: { MAILSTEAD_HOSTNAME: 'mail.renamed.test' } });
   const cert = storedCertificate(dataDir);
   t.not(cert.fingerprint256, fingerprint);
-  t.is(cert.subjectAltName, 'DNS:mail.renamed.test');
+  t.is(cert.subjectAltName, `DNS:mail.renamed.test${LOCAL_NAMES}`);
   t.is(await fingerprintNow(renamed.smtpPort), cert.fingerprint256);
 });
 
@@ -58,7 +61,7 @@ test('an unparseable stored certificate is replaced at start', async (t) => {
   writeFileSync(join(dataDir, 'tls', 'self-signed.crt'), '-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n');
   const app = await startTestApp(t, { dataDir });
   const cert = storedCertificate(dataDir);
-  t.is(cert.subjectAltName, 'DNS:mx.mailstead.test');
+  t.is(cert.subjectAltName, `DNS:mx.mailstead.test${LOCAL_NAMES}`);
   t.is(statSync(join(dataDir, 'tls', 'self-signed.key')).mode & 0o777, 0o600);
   t.is(await fingerprintNow(app.smtpPort), cert.fingerprint256);
 });
@@ -108,4 +111,30 @@ test('a client that trusts the stored certificate verifies it fully (chain and h
   t.regex(e.headers.received, /with ESMTPS/);
   // The same trust for another name fails: the certificate names MAILSTEAD_HOSTNAME only.
   await t.throwsAsync(connect('other.mailstead.test'), { message: /altnames|hostname|Host/i });
+});
+
+test('the certificate names localhost, 127.0.0.1 and ::1, so a client connecting by address verifies it; an older one without them is replaced', async (t) => {
+  const dataDir = tempDir(t);
+  // A certificate of an older version: only MAILSTEAD_HOSTNAME, with years left.
+  const legacy = await import('selfsigned').then((m) => m.generate([{ name: 'commonName', value: 'mx.mailstead.test' }], {
+    keyType: 'rsa', keySize: 2048, algorithm: 'sha256',
+    extensions: [{ name: 'subjectAltName', altNames: [{ type: 2, value: 'mx.mailstead.test' }] }],
+  }));
+  mkdirSync(join(dataDir, 'tls'), { recursive: true });
+  writeFileSync(join(dataDir, 'tls', 'self-signed.key'), legacy.private);
+  writeFileSync(join(dataDir, 'tls', 'self-signed.crt'), legacy.cert);
+  const app = await startTestApp(t, { dataDir });
+  const cert = storedCertificate(dataDir);
+  t.not(cert.fingerprint256, new X509Certificate(legacy.cert).fingerprint256);
+  t.is(cert.subjectAltName, `DNS:mx.mailstead.test${LOCAL_NAMES}`);
+  // A client that trusts the certificate and connects to 127.0.0.1 (no server name) checks the address and accepts it.
+  const ca = readFileSync(join(dataDir, 'tls', 'self-signed.crt'));
+  for (const host of ['127.0.0.1', 'localhost']) {
+    const socket = tls.connect({ host: '127.0.0.1', port: app.imapPort, ca, ...(host === 'localhost' ? { servername: 'localhost' } : {}) });
+    t.teardown(() => socket.destroy());
+    await new Promise<void>((resolve, reject) => { socket.once('secureConnect', resolve); socket.once('error', reject); });
+    t.true(socket.authorized, host);
+    t.is(tls.checkServerIdentity(host, socket.getPeerCertificate()), undefined);
+    socket.destroy();
+  }
 });

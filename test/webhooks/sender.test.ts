@@ -30,6 +30,6 @@ test('without private targets allowed, a loopback literal is refused before any 
   t.teardown(() => sender.close());
   const r = await sender.post(receiver.url, {}, '{}');
   t.is(r.statusCode, null);
-  t.is(r.error, 'Refused by the SSRF guard: 127.0.0.1 is a loopback address');
+  t.is(r.error, 'Refused by the SSRF guard: 127.0.0.1 is a loopback address (MAILSTEAD_WEBHOOK_ALLOW_PRIVATE=true allows http and private addresses, for development)');
   t.is(receiver.requests.length, 0);
 });
