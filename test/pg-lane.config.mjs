@@ -88,6 +88,7 @@ export default {
     'test/imap/fuzz.test.ts',
     'test/imap/fuzz-literals.test.ts', // literal sizes in every string argument (issue 41)
     'test/imap/fuzz-nesting.test.ts',
+    'test/imap/fuzz-arguments.test.ts',
     'test/imap/hostile.test.ts',
     'test/imap/imaplib.test.ts',
     'test/imap/limits.test.ts',
