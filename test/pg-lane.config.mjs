@@ -89,6 +89,8 @@ export default {
     'test/imap/fuzz-literals.test.ts', // literal sizes in every string argument (issue 41)
     'test/imap/fuzz-nesting.test.ts',
     'test/imap/fuzz-arguments.test.ts',
+    'test/imap/fuzz-sequences.test.ts',
+    'test/imap/fuzz-idle.test.ts',
     'test/imap/hostile.test.ts',
     'test/imap/imaplib.test.ts',
     'test/imap/limits.test.ts',
