@@ -91,7 +91,7 @@ test('8-bit, NUL and control bytes in every argument of every command, in every 
   const b = await campaign(12, () => loggedIn(imapPort, box.address), 500);
   const c = await campaign(13, () => loggedIn(imapPort, box.address, { select: true }), 500);
   t.log('notauth', a, 'auth', b, 'selected', c);
-  for (const s of [a, b, c]) t.true(s.sent >= 100 && s.answered > s.sent / 2, 'inputs sent and mostly answered within the bound');
+  for (const s of [a, b, c]) t.true(s.sent >= 20 && s.answered > s.sent / 2, 'inputs sent and mostly answered within the bound');
 
   await deliver(app, box.key, box.address, { subject: 'after arguments' });
   await stillServes(t, app, imapPort, box.address, 'after arguments');
