@@ -119,6 +119,7 @@ export default {
     'test/submission/api.test.ts',
     'test/submission/fuzz-auth.test.ts', // AUTH garbage on both ports (issue 41)
     'test/submission/fuzz-envelope.test.ts',
+    'test/submission/fuzz-data.test.ts',
     'test/submission/crash.test.ts',
     'test/submission/delivery.test.ts',
     'test/submission/limits.test.ts',
