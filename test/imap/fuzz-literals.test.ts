@@ -9,7 +9,7 @@ import { exchange, loggedIn, open, prng, show, stillServes, tagged, waitClosed, 
  * real client is served afterwards (fuzz-wire.ts).
  */
 
-const BUDGET_MS = 15_000;
+const BUDGET_MS = 12_000;
 
 /** Commands with a string argument, `@` where the literal goes, in the state they are allowed in. */
 const NOTAUTH = ['LOGIN @ pw', 'LOGIN user@x.test @', 'AUTHENTICATE PLAIN @', 'ID (@ "v")'];

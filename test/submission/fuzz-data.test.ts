@@ -96,7 +96,7 @@ test('DATA with bare CR and LF, overlong lines, dot-stuffing edge cases and 8-bi
     const last = got[got.length - 1] ?? '';
     const queued = /^250 .*queued as (\S+)/.exec(last);
     if (queued) { stats.accepted++; accepted.push(queued[1]!); } else stats.refused++;
-    if (c.closed) { stats.closed++; c.socket.destroy(); c = await authed(app, box); continue; }
+    if (c.closed || c.farewell) { stats.closed++; c.socket.destroy(); c = await authed(app, box); continue; }
     // The session is in a clean state for the next message.
     t.regex((await cmd(c, 'RSET')) ?? '', /^250/, `RSET after ${subject}`);
   }

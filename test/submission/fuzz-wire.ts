@@ -20,13 +20,15 @@ export interface Smtp {
   socket: net.Socket;
   /** Where the replies not yet taken start. */
   at: number;
+  /** A 421 or 221 was taken: the server is closing the connection. */
+  farewell: boolean;
 }
 
 /** Opens a submission connection (implicit TLS or plain) from `from` and reads the 220 greeting. */
 export async function openSmtp(port: number, implicitTls: boolean, from = '127.0.0.2'): Promise<Smtp> {
   const plain = net.connect({ port, host: '127.0.0.1', localAddress: from });
   const socket = implicitTls ? tls.connect({ socket: plain, rejectUnauthorized: false }) : plain;
-  const c: Smtp = { text: '', closed: false, socket, at: 0 };
+  const c: Smtp = { text: '', closed: false, socket, at: 0, farewell: false };
   listen(c, socket);
   const [greeting] = await replies(c, 1);
   if (!greeting?.startsWith('220')) throw new Error(`no greeting: ${JSON.stringify(c.text)}`);
@@ -67,9 +69,10 @@ export async function replies(c: Smtp, n: number, ms = 20_000): Promise<string[]
       if (taken.length) c.at = taken[taken.length - 1]!.end;
       const list = taken.map((x) => x.reply);
       for (const r of list) if (/^451 4\.3\.0/m.test(r)) throw new Error(`a handler failed: ${JSON.stringify(r)}`);
+      if (list.some((r) => /^(421|221)/.test(r))) c.farewell = true;
       if (list.length < n) {
         if (!c.closed) throw new Error(`${n - list.length} replies missing after ${ms} ms: ${JSON.stringify(c.text.slice(-300))}`);
-        if (!list.some((r) => /^(421|221)/.test(r))) throw new Error(`closed without 421 or 221: ${JSON.stringify(c.text.slice(-300))}`);
+        if (!c.farewell) throw new Error(`closed without 421 or 221: ${JSON.stringify(c.text.slice(-300))}`);
       }
       return list;
     }
