@@ -1,4 +1,5 @@
 import test from 'ava';
+import tls from 'node:tls';
 import { deliver, waitForEmails } from '../helpers/emails.js';
 import { imapApp } from '../helpers/imap.js';
 import { exchange, loggedIn, open, prng, show, stillServes, waitClosed, waitFor, type Wire } from './fuzz-wire.js';
@@ -124,4 +125,47 @@ test('commands after LOGOUT in the same packet are not run: BYE, the tagged OK, 
     t.notRegex(c.text.slice(from), new RegExp(`^(z|v)${i} `, 'm'), `nothing after LOGOUT ran: ${show(after)}`);
     c.socket.destroy();
   }
+});
+
+test('the STARTTLS port in clear text: every input answered, no login and no mail before TLS, nothing sent after STARTTLS in the same packet runs', async (t) => {
+  t.timeout(90_000);
+  const { app, box, imapPort, imapStarttlsPort } = await imapApp(t);
+  const plain = () => open(imapStarttlsPort, '127.0.0.2', { plain: true });
+  const r = prng(15);
+  let c = await plain();
+  const deadline = Date.now() + BUDGET_MS;
+  let sent = 0;
+  const clear: string[] = [];
+  for (let i = 0; i < 400 && Date.now() < deadline; i++) {
+    const tag = `k${i}`;
+    // Now and then the real address and password, which must still be refused in clear text.
+    const bytes = r() < 0.1 ? Buffer.from(`${tag} LOGIN ${box.address} password-123\r\n`) : input(r, tag);
+    if (bytes.includes('STARTTLS')) continue; // the upgrade is the next test's
+    await exchange(c, bytes, tag, { label: `clear-text input ${i} ${show(bytes)}` });
+    sent++;
+    clear.push(c.text);
+    if (c.closed) { c.socket.destroy(); c = await plain(); }
+  }
+  c.socket.destroy();
+  t.true(sent >= 20);
+  for (const text of clear) t.notRegex(text, /^k\d+ OK \[CAPABILITY[^\r]*\] (LOGIN|AUTHENTICATE) completed/m, 'no login in clear text');
+
+  // STARTTLS with a login and a command pipelined behind it: those bytes were sent in clear and are dropped.
+  const s = await plain();
+  s.socket.write(`u1 STARTTLS\r\nu2 LOGIN ${box.address} password-123\r\nu3 SELECT INBOX\r\n`);
+  t.true(await waitFor(s, /^u1 OK/m, 0, 15_000));
+  const secure = tls.connect({ socket: s.socket, rejectUnauthorized: false });
+  let after = '';
+  secure.on('data', (d: Buffer) => { after += d.toString('latin1'); });
+  secure.on('error', () => undefined);
+  await new Promise<void>((resolve) => secure.once('secureConnect', () => resolve()));
+  secure.write('u4 NOOP\r\n');
+  const until = Date.now() + 15_000;
+  while (!/^u4 OK/m.test(after) && Date.now() < until) await new Promise((res) => setTimeout(res, 5));
+  t.regex(after, /^u4 OK/m, 'the session goes on over TLS');
+  t.notRegex(s.text + after, /^u[23] /m, 'nothing sent in clear text after STARTTLS ran');
+  secure.destroy();
+
+  await deliver(app, box.key, box.address, { subject: 'after clear text' });
+  await stillServes(t, app, imapPort, box.address, 'after clear text');
 });

@@ -13,15 +13,17 @@ import type { TestClient } from '../helpers/app.js';
 export interface Wire {
   text: string;
   closed: boolean;
-  socket: tls.TLSSocket;
+  socket: net.Socket;
 }
 
 /**
  * Opens a connection from `from` (a 127.0.0.x address: hostile logins lock out their own address,
- * never the one the closing real client comes from) and waits for the greeting.
+ * never the one the closing real client comes from) and waits for the greeting; `plain` for the
+ * STARTTLS port before STARTTLS.
  */
-export async function open(port: number, from = '127.0.0.2'): Promise<Wire> {
-  const socket = tls.connect({ socket: net.connect({ port, host: '127.0.0.1', localAddress: from }), rejectUnauthorized: false });
+export async function open(port: number, from = '127.0.0.2', o: { plain?: boolean } = {}): Promise<Wire> {
+  const raw = net.connect({ port, host: '127.0.0.1', localAddress: from });
+  const socket = o.plain ? raw : tls.connect({ socket: raw, rejectUnauthorized: false });
   const c: Wire = { text: '', closed: false, socket };
   socket.on('data', (d: Buffer) => { c.text += d.toString('latin1'); });
   socket.on('error', () => undefined);
