@@ -2,8 +2,9 @@
  * Makes the dashboard screenshots in docs/screenshots/: boots the real app in this process on a
  * temporary data dir with sample data (a tenant, a domain, mailboxes, a webhook with deliveries,
  * received mail, one outbound message), drives Debian's Chromium through the pages as a person
- * would and saves one PNG per page: desktop 1280 px wide, the inbox also at 360 px and in the dark
- * colour scheme. Not a test: run it by hand after the dashboard's look changes.
+ * would and saves one PNG per page: desktop 1280 px wide, each page also on a phone 390 px wide
+ * (`NAME-390.png`, one screenful from the page's first table), the inbox also in the dark colour scheme. Not a test: run it
+ * by hand after the dashboard's look changes.
  *
  * Usage: node --import tsx scripts/screenshots.ts [OUT_DIR]   (default docs/screenshots)
  * Needs /usr/bin/chromium (or MAILSTEAD_TEST_CHROMIUM). Bounded: every browser step waits 30 s at most.
@@ -74,6 +75,7 @@ function sampleMail(): Array<Record<string, unknown>> {
     { from_email: 'eve@customer.example', from_name: 'Eve Martin', to_email: `support@${DOMAIN}`, subject: 'Thanks for the quick fix', body_text: 'All good now, thank you!', received_at: at(40) },
     {
       from_email: 'frank@partner.example', from_name: 'Frank Weber', to_email: `ann@${DOMAIN}`, subject: 'Quarterly numbers',
+      attachments: [{ filename: 'q3.csv', content_type: 'text/csv', content: Buffer.from('quarter,revenue,costs\nQ2,100,80\nQ3,112,80\n').toString('base64') }],
       body_text: 'Hello Ann,\n\nthe numbers for the third quarter are below: revenue is up 12 % on the second quarter, costs are flat.\n\nShall we go through them on Monday at 10:00?\n\nBest regards,\nFrank',
       body_html: '<p>Hello Ann,</p><p>the numbers for the third quarter are below: revenue is up <b>12 %</b> on the second quarter, costs are flat.</p><p>Shall we go through them on Monday at 10:00?</p><p>Best regards,<br>Frank</p>',
       received_at: at(12),
@@ -141,13 +143,7 @@ try {
   await openMessage(page);
   await shoot(page, 'inbox');
 
-  // The inbox on a phone, and on a desktop in the dark scheme.
-  const phone = await newPage(browser, { width: 360, height: 780 });
-  await signIn(phone.page, origin, key);
-  await openMessage(phone.page);
-  await shoot(phone.page, 'inbox-360');
-  await phone.close();
-
+  // The inbox on a desktop in the dark scheme.
   const dark = await newPage(browser, { colorScheme: 'dark' });
   await signIn(dark.page, origin, key);
   await openMessage(dark.page);
@@ -168,6 +164,20 @@ try {
   await page.getByText('frank@partner.example').first().waitFor();
   await shoot(page, 'outbound');
   await desktop.close();
+
+  // Every page on a phone, scrolled to its first table (a table wider than the phone scrolls in its box).
+  const phone = await newPage(browser, { width: 390, height: 844 });
+  await signIn(phone.page, origin, key);
+  for (const name of ['Domains', 'Mailboxes', 'Webhooks', 'Outbound'] as const) {
+    await goTo(phone.page, name);
+    const table = phone.page.locator('.table-wrap').first();
+    await table.waitFor();
+    await table.evaluate((el) => el.scrollIntoView({ block: 'start' }));
+    await shoot(phone.page, `${name.toLowerCase()}-390`);
+  }
+  await openMessage(phone.page);
+  await shoot(phone.page, 'inbox-390');
+  await phone.close();
 } finally {
   await browser?.close();
   await app.stop();

@@ -30,6 +30,7 @@ import { createTenantService } from './tenants/service.js';
 import { createTenantStore } from './tenants/store.js';
 import { createCertificateSource } from './tls/index.js';
 import { registerCertificateMetrics } from './tls/metrics.js';
+import { registerTaskMetrics } from './tasks/metrics.js';
 import { installWebhooks } from './webhooks/index.js';
 import { createSrsBounces, installOutbound, type OutboundTesting } from './outbound/index.js';
 import { dashboard } from './web/index.js';
@@ -93,6 +94,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const registry = createRouteRegistry({ tenants, config, clock, durable: database.durable });
   const metrics = createMetrics();
   registerCertificateMetrics(metrics.registry, tls, acmeTest?.clock ?? clock);
+  registerTaskMetrics(metrics.registry, queue);
   const core: Core = { config, clock, logger, db, dialect: database.dialect, session: database.dialect === 'postgres' ? database.session : null, queue, cron, registry, tenants, metrics, durable: database.durable, changes: database.changes, installSecret };
 
   // Capabilities, in dependency order; each install returns what later ones build on.

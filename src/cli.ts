@@ -3,7 +3,10 @@ import { dirname, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
 import { systemClock } from './clock.js';
 import { ConfigError, loadConfig } from './config.js';
+import { backupPostgres, restorePostgres } from './backup/postgres.js';
+import { restoreSqlite } from './backup/sqlite.js';
 import { openConfiguredDatabase } from './db/open.js';
+import { setAsideCommand } from './ingest/set-aside-cli.js';
 import { createTenantService } from './tenants/service.js';
 import { createTenantStore } from './tenants/store.js';
 
@@ -12,7 +15,9 @@ const USAGE = `usage:
   mailstead key create --tenant NAME --perms read,write,inbound,webhook
   mailstead key revoke KEY
   mailstead plan set NAME active|none
-  mailstead backup FILE`;
+  mailstead backup FILE
+  mailstead restore FILE [--force]
+  mailstead set-aside list|retry ID|discard ID`;
 
 /** A mistake in the command line: exit code 2. */
 class UsageError extends Error {}
@@ -27,28 +32,61 @@ function planValue(v: string | undefined): boolean {
   return usage(`plan must be "active" or "none", not ${JSON.stringify(v ?? '')}`);
 }
 
+/** The one FILE argument of backup or restore. */
+function oneFile(command: string, args: Array<string | undefined>): string {
+  if (args.length !== 1 || !args[0]) usage(`${command} takes exactly one FILE`);
+  return args[0];
+}
+
+/** Where a backup goes: one FILE in a directory that exists, not a directory itself. */
+function backupFile(args: Array<string | undefined>): string {
+  const file = oneFile('backup', args);
+  const folder = dirname(resolve(file));
+  if (!statSync(folder, { throwIfNoEntry: false })?.isDirectory()) usage(`backup: the directory ${folder} does not exist`);
+  if (statSync(file, { throwIfNoEntry: false })?.isDirectory()) usage(`backup: ${file} is a directory`);
+  return file;
+}
+
 /** Runs one admin command against the data directory of MAILSTEAD_DATA_DIR; the server may be running. */
 async function run(argv: string[]): Promise<string> {
   let parsed;
   try {
     parsed = parseArgs({
       args: argv, allowPositionals: true, strict: true,
-      options: { plan: { type: 'string' }, admin: { type: 'boolean' }, tenant: { type: 'string' }, perms: { type: 'string' } },
+      options: { plan: { type: 'string' }, admin: { type: 'boolean' }, tenant: { type: 'string' }, perms: { type: 'string' }, force: { type: 'boolean' } },
     });
   } catch (err) {
     return usage((err as Error).message);
   }
   const { positionals: [noun, verb, ...rest], values } = parsed;
-  const command = `${noun ?? ''} ${noun === 'backup' ? '' : verb ?? ''}`.trim();
-  const known = ['tenant create', 'key create', 'key revoke', 'plan set', 'backup'];
+  const fileCommand = noun === 'backup' || noun === 'restore';
+  const command = `${noun ?? ''} ${fileCommand ? '' : verb ?? ''}`.trim();
+  const known = ['tenant create', 'key create', 'key revoke', 'plan set', 'backup', 'restore', 'set-aside list', 'set-aside retry', 'set-aside discard'];
   if (!known.includes(command)) usage(noun ? `unknown command "${[noun, verb].filter(Boolean).join(' ')}"` : 'no command given');
+  if (values.force && command !== 'restore') usage('--force is an option of restore only');
 
   const config = loadConfig();
+  if (command === 'restore') {
+    const file = oneFile('restore', [verb, ...rest]);
+    if (!statSync(file, { throwIfNoEntry: false })?.isFile()) usage(`restore: ${file} is not a file`);
+    // Before any connection: opening the database would create and migrate it.
+    if (!config.databaseUrl) return restoreSqlite(config.dataDir, file, values.force ?? false);
+    await restorePostgres(config.databaseUrl, file, values.force ?? false);
+    return 'restored';
+  }
+  if (command === 'backup' && config.databaseUrl) {
+    // PostgreSQL: pg_dump's one snapshot of the whole database, taken while the server runs.
+    const file = backupFile([verb, ...rest]);
+    await backupPostgres(config.databaseUrl, file);
+    return file;
+  }
   // The server's database: SQLite in the data dir, or PostgreSQL at MAILSTEAD_DATABASE_URL.
   const database = await openConfiguredDatabase(config, { synchronous: 'FULL' });
   try {
     const tenants = createTenantService({ db: database.db, store: createTenantStore(), clock: systemClock, cooldownSeconds: config.cooldownSeconds });
     switch (command) {
+      case 'set-aside list': case 'set-aside retry': case 'set-aside discard':
+        return await setAsideCommand({ db: database.db, postgres: database.dialect === 'postgres', dataDir: config.dataDir, verb, args: rest, usage });
       case 'tenant create': {
         if (!verb || rest.length !== 1) usage('tenant create takes exactly one NAME');
         const name = rest[0];
@@ -90,15 +128,10 @@ async function run(argv: string[]): Promise<string> {
         return rest[1];
       }
       default: {
-        const file = [verb, ...rest];
-        if (file.length !== 1 || !file[0]) usage('backup takes exactly one FILE');
-        const folder = dirname(resolve(file[0]!));
-        if (!statSync(folder, { throwIfNoEntry: false })?.isDirectory()) usage(`backup: the directory ${folder} does not exist`);
-        if (statSync(file[0]!, { throwIfNoEntry: false })?.isDirectory()) usage(`backup: ${file[0]} is a directory`);
-        // PostgreSQL has its own tools for this (pg_dump, base backups with WAL archiving).
-        if (database.dialect !== 'sqlite') usage('backup copies the SQLite database; on PostgreSQL use pg_dump');
-        await database.sqlite.backup(file[0]!);
-        return file[0]!;
+        const file = backupFile([verb, ...rest]);
+        if (database.dialect !== 'sqlite') throw new Error('unreachable: PostgreSQL backups are taken above');
+        await database.sqlite.backup(file);
+        return file;
       }
     }
   } finally {

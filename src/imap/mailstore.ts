@@ -4,6 +4,7 @@ import type { EmailFiles } from '../emails/files.js';
 import type { AppendInput, FolderMessages } from '../emails/folder-messages.js';
 import type { Lockout } from '../mailboxes/lockout.js';
 import type { MailboxLogins } from '../mailboxes/logins.js';
+import { safeStrings } from '../ingest/safe-text.js';
 import { imapSummary } from './summary.js';
 
 const RAW_CACHE = 8;
@@ -41,19 +42,21 @@ export function createMailstore(deps: { messages: FolderMessages; files: EmailFi
         const value = line.line.slice(line.line.indexOf(':') + 1).trim();
         headers[line.key] = prev === undefined ? value : [...(Array.isArray(prev) ? prev : [prev]), value];
       }
+      // The text as ingest stores it: NUL and lone surrogates as U+FFFD (PostgreSQL refuses them).
       return {
-        raw, flags, receivedAt, imap: imapSummary(raw),
-        messageId: m.messageId ?? `<${randomUUID()}@${deps.hostname}>`,
-        fromEmail: from?.address ?? '',
-        fromName: from?.name || null,
-        toEmail: list(m.to).map((a) => a.address ?? '').filter(Boolean).join(', '),
-        subject: m.subject ?? '',
-        cc: list(m.cc).map((a) => a.address ?? '').filter(Boolean),
-        bcc: list(m.bcc).map((a) => a.address ?? '').filter(Boolean),
-        headers,
-        bodyText: m.text ?? null,
-        bodyHtml: typeof m.html === 'string' ? m.html : null,
-        hasAttachments: m.attachments.length > 0,
+        raw, flags, receivedAt, imap: imapSummary(raw), hasAttachments: m.attachments.length > 0,
+        ...safeStrings({
+          messageId: m.messageId ?? `<${randomUUID()}@${deps.hostname}>`,
+          fromEmail: from?.address ?? '',
+          fromName: from?.name || null,
+          toEmail: list(m.to).map((a) => a.address ?? '').filter(Boolean).join(', '),
+          subject: m.subject ?? '',
+          cc: list(m.cc).map((a) => a.address ?? '').filter(Boolean),
+          bcc: list(m.bcc).map((a) => a.address ?? '').filter(Boolean),
+          headers,
+          bodyText: m.text ?? null,
+          bodyHtml: typeof m.html === 'string' ? m.html : null,
+        }),
       };
     },
   };

@@ -8,10 +8,14 @@ export type Piece = string | Buffer;
 
 const QUOTABLE = /^[\x01-\x09\x0b\x0c\x0e-\x7f]{0,1000}$/;
 
-/** A string as a quoted string or a literal. */
+/**
+ * A string as a quoted string or a literal. A literal may not hold NUL (RFC 9051 CHAR8), nor
+ * PostgreSQL a text value (kept summaries, summary.ts): NUL goes out as U+FFFD.
+ */
 export function str(s: string): string {
   if (QUOTABLE.test(s)) return `"${s.replace(/[\\"]/g, (c) => '\\' + c)}"`;
-  return `{${Buffer.byteLength(s)}}\r\n${s}`;
+  const text = s.includes('\u0000') ? s.replaceAll('\u0000', '\uFFFD') : s;
+  return `{${Buffer.byteLength(text)}}\r\n${text}`;
 }
 
 /** A string or NIL. */

@@ -5,12 +5,13 @@ import type { Copy, Created, EmailWriter } from '../emails/writer.js';
 import { submissionStore } from '../submission/store.js';
 import type { FiledCopy } from './types.js';
 import type { EmailEvent, EventRecorder } from '../webhooks/events.js';
-import type { Envelope, StoredMessage, Target } from './message.js';
+import type { StoredMessage, Target } from './message.js';
 import { messageKey, type IngestStore, type MessageKey } from './store.js';
 import type { InboundTable } from './tables.js';
 import { decodeMessage, type EncodedMessage } from './encoded-message.js';
 import { forwardRows } from '../outbound/rows.js';
 import { queueExternalOfRecord } from '../submission/commit.js';
+import { setAside } from './set-aside.js';
 
 const MB = 1024 * 1024;
 
@@ -161,24 +162,6 @@ async function copyRawTail(trx: Db, emailId: number, inboundId: number, skip: nu
 }
 
 /**
- * A submission's external recipients carried by a record that could not be parsed: they were
- * acknowledged, and sending needs no parse, so they are queued all the same (naming no copy).
- */
-async function queueExternalOfFailed(trx: Db, store: IngestStore, id: number, now: number): Promise<number> {
-  const [row] = await store.load(trx, [id]);
-  if (!row || row.kind !== 'smtp') return 0;
-  let queued = 0;
-  for (const t of JSON.parse(row.targets) as Target[]) {
-    if (!t.external) continue;
-    const { mailFrom } = JSON.parse(row.message) as Envelope;
-    queued += await queueExternalOfRecord(trx, {
-      inboundId: id, tenantId: t.tenantId, mailFrom: mailFrom ?? '', recipients: t.external.recipients, skip: t.external.skip, emailId: null,
-    }, now);
-  }
-  return queued;
-}
-
-/**
  * The batch transaction: a copy per destination mailbox with its index entries, quota usage of
  * SMTP mail, `email.received` events, outbound forward items, rows marked done (or removed when nothing needs
  * them) and failures noted.
@@ -278,8 +261,7 @@ export async function storeBatch(
   await store.finish(trx, done);
   for (const f of input.failed) {
     if (f.final) {
-      submitted += await queueExternalOfFailed(trx, store, f.id, now);
-      await store.fail(trx, f.id, f.error, now);
+      submitted += await setAside(trx, store, f.id, f.error, now);
     } else {
       await store.bumpAttempts(trx, f.id, f.error);
     }

@@ -6,6 +6,7 @@ import type { EventRecorder } from '../webhooks/events.js';
 import { createAcceptor } from './accept.js';
 import { createBlobStore } from './blobs.js';
 import { ingestRoutes } from './routes.js';
+import { createSetAsideService, setAsideRoutes } from './set-aside-routes.js';
 import { createJournal } from './journal.js';
 import { createIngestStore } from './store.js';
 import { createStorageThread } from './storage-thread.js';
@@ -96,6 +97,19 @@ export function createIngest(core: Core, deps: {
     blobReads = databaseBlobReads(blobs, core.db);
   }
   ingestRoutes({ registry: core.registry, ingest });
+  // Set-aside mail (set-aside.ts): what the operator lists, retries and discards, and the gauge of it.
+  const setAside = createSetAsideService({
+    db: core.db, store: onPostgres ? createPgIngestStore() : store, removeRaw: (name) => blobs.remove(blobs.rawFile(name)),
+    requeued: () => (pgWorker ?? worker).wake(),
+  });
+  setAsideRoutes({ registry: core.registry, service: setAside });
+  new Gauge({
+    name: 'mailstead_ingest_set_aside', help: 'Inbound messages set aside after failing every try to store them (mailstead set-aside list)',
+    registers: [core.metrics.registry], async collect() {
+      // A scrape during shutdown (database closed) keeps the last value.
+      try { this.set(await setAside.count()); } catch { /* kept */ }
+    },
+  });
   // Read at each scrape: a backlog that keeps growing, or an in-flow delay above 0, says storage is behind.
   new Gauge({
     name: 'mailstead_ingest_backlog_messages', help: 'SMTP messages acknowledged and not yet stored',

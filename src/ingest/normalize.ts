@@ -1,5 +1,6 @@
 import { addressProblem, normalizeAddress } from '../domains/address.js';
 import { unprocessable } from '../errors.js';
+import { safeMessage } from './safe-text.js';
 import { MAX_ATTACHMENT_BYTES, type InboundBody } from './schemas.js';
 import type { InboundAttachment, InboundMessage } from './types.js';
 
@@ -72,7 +73,8 @@ export function normalizeInbound(body: InboundBody): InboundMessage {
       disposition: a.disposition ?? 'attachment',
     });
   });
-  return {
+  // NUL is valid JSON text but no database's: it is stored as U+FFFD, as SMTP mail's (safe-text.ts).
+  return safeMessage({
     messageId: body.message_id.trim(),
     fromEmail: body.from_email,
     fromName: body.from_name ?? null,
@@ -86,5 +88,5 @@ export function normalizeInbound(body: InboundBody): InboundMessage {
     headers,
     attachments,
     auth: null,
-  };
+  });
 }

@@ -14,7 +14,9 @@ import { pgBlobs, type BlobData } from './pg-blobs.js';
 import type { IngestStore } from './store.js';
 import type { RawParser } from './types.js';
 import { BUSY_WINDOW_MS, DEFAULT_DRAIN_MS_PER_ROW, MAX_BACKLOG_MS, MAX_BURST_MS } from './pace.js';
-import { BATCH_BYTES, MAX_ATTEMPTS } from './worker.js';
+import { BATCH_BYTES } from './worker.js';
+import { createBlame, storeApart } from './isolate.js';
+import { MAX_ATTEMPTS, noteFailure, retryDelayMs, type FailureNote } from './set-aside.js';
 
 /**
  * Rows per batch transaction. A PostgreSQL batch costs some twenty statements whatever its size,
@@ -90,8 +92,20 @@ export function createPgIngestWorker(deps: {
     return { id: row.id, targets, encoded, mailFrom: envelope.mailFrom, size: row.size, rawPath: null };
   }
 
-  /** Claims, parses and stores one batch; returns how many rows it took (0: nothing to do). */
-  async function batch(): Promise<number> {
+  /** Whether a split whose every message fails counts them (isolate.ts). */
+  const blame = createBlame();
+  /** The rows the last batch claimed, and its parses (a failed batch is stored again message by message: storeApartBatch). */
+  let lastClaimed: number[] = [];
+  let lastParsed = new Map<number, ParsedRaw>();
+
+  /**
+   * Claims, parses and stores one batch (of the rows `only` when given); returns how many rows it
+   * took (0: nothing to do). Rows in `parsed` are not parsed again: a failed batch's parses (and
+   * the attachment files they wrote, removed only after a commit) serve its messages stored alone.
+   */
+  async function batch(only?: number[], parsed?: Map<number, ParsedRaw>): Promise<number> {
+    lastClaimed = [];
+    lastParsed = new Map();
     const now = clock.now();
     const hints: QueuedHint[] = [];
     const events = createEventRecorder({ clock, onQueued: (h) => { hints.push(...h); } });
@@ -105,6 +119,7 @@ export function createPgIngestWorker(deps: {
       const waiting = [...retryAt].filter(([, at]) => at > now).map(([id]) => id);
       const claimed = await sql<QueuedRow>`SELECT id, kind, size, attempts FROM inbound
         WHERE status = 'queued' ${hasParser ? sql`` : sql`AND kind = 'api'`} AND NOT (id = ANY(${waiting}::bigint[]))
+        ${only ? sql`AND id = ANY(${only}::bigint[])` : sql``}
         ORDER BY id LIMIT ${BATCH_ROWS} FOR UPDATE SKIP LOCKED`.execute(trx);
       const picked: QueuedRow[] = [];
       let bytes = 0;
@@ -114,6 +129,7 @@ export function createPgIngestWorker(deps: {
         bytes += r.size;
       }
       taken = picked.length;
+      lastClaimed = picked.map((r) => r.id);
       if (picked.length === 0) return;
       const apiIds = picked.filter((r) => r.kind === 'api').map((r) => r.id);
       const smtpIds = picked.filter((r) => r.kind === 'smtp').map((r) => r.id);
@@ -123,22 +139,23 @@ export function createPgIngestWorker(deps: {
       const failure = (id: number, err: unknown) => {
         const final = (attempts.get(id) ?? 0) + 1 >= MAX_ATTEMPTS;
         failed.push({ id, error: (err as Error)?.message ?? String(err), final });
-        if (!final) retryAt.set(id, now + 5000 * 2 ** (attempts.get(id) ?? 0));
+        if (!final) retryAt.set(id, now + retryDelayMs(attempts.get(id) ?? 0));
         log.warn({ err, inbound_id: id, final }, 'inbound message could not be prepared');
       };
       // Stopping while parsing (authentication may wait on DNS for seconds): the batch is abandoned
       // and rolls back, and parses cut off by the closing parser are no failures of their messages.
-      const parsed = await Promise.race([
-        Promise.all(rows.map((row) => parse(row).catch((err) => { if (!stopped) failure(row.id, err); return null; }))),
+      const results = await Promise.race([
+        Promise.all(rows.map((row) => parsed?.get(row.id) ?? parse(row).catch((err) => { if (!stopped) failure(row.id, err); return null; }))),
         stopping,
       ]);
+      for (const p of results) if (p) lastParsed.set(p.id, p);
       // Locks in the order every writer of mail takes them, so none waits on another in a cycle: the
       // update-marker row first (markers.ts; the writer takes its markers under it), then blob rows,
       // then the mailbox rows storeBatch updates, in id order (see lockMailboxes). Parsing is done
       // by now: no other writer waits on the marker while a message is parsed.
       await deps.markers.ready(trx);
       const prepared: ParsedRaw[] = [];
-      for (const p of parsed) {
+      for (const p of results) {
         if (!p) continue;
         // The parser made the attachments files of this node; the database is where every node reads them.
         try {
@@ -160,6 +177,7 @@ export function createPgIngestWorker(deps: {
       storedIds.push(...prepared.map((p) => p.id), ...failed.filter((f) => f.final).map((f) => f.id));
     });
     if (taken === 0) return 0;
+    blame.stored();
     void count();
     for (const id of storedIds) retryAt.delete(id);
     // Committed. The scratch files moved into the table go (a later parse of the same content writes its own).
@@ -177,6 +195,33 @@ export function createPgIngestWorker(deps: {
       if (r.forwarded > 0) deps.onForwardsQueued();
     }
     return taken;
+  }
+
+  /**
+   * Counts a failed try at a message stored alone, in a transaction of its own that holds the row
+   * (a row another node holds now is its business: nothing is counted).
+   */
+  async function note(id: number, reason: string): Promise<FailureNote> {
+    const now = clock.now();
+    const noted = await db.transaction().execute(async (trx) => {
+      const held = await sql<{ id: number }>`SELECT id FROM inbound WHERE id = ${id} AND status = 'queued' FOR UPDATE SKIP LOCKED`.execute(trx);
+      if (held.rows.length === 0) return { outcome: 'gone' as const, attempts: 0, forwarded: 0 };
+      return noteFailure(trx, store, id, reason, now);
+    });
+    if (noted.outcome === 'retry') retryAt.set(id, now + retryDelayMs(noted.attempts - 1));
+    if (noted.outcome === 'set-aside') { retryAt.delete(id); void count(); }
+    if (noted.forwarded > 0) deps.onForwardsQueued();
+    return noted;
+  }
+
+  /** A batch that failed, stored again in parts (isolate.ts); false when nothing was stored or counted (the fault is not the messages'). */
+  async function storeApartBatch(ids: number[], parsed: Map<number, ParsedRaw>): Promise<boolean> {
+    const apart = await storeApart(ids.map((id) => ({ id, input: id })), {
+      store: async (part) => ((await batch(part, parsed)) > 0 ? part : null), note, blame, stopping: () => stopped, log,
+    });
+    // Deferred messages wait as long as a first retry, uncounted.
+    for (const id of apart.deferred) retryAt.set(id, clock.now() + retryDelayMs(0));
+    return apart.stored.length > 0 || apart.failed.length > 0;
   }
 
   /** Counts the SMTP rows waiting (for the backlog gauges; the storing needs no count). */
@@ -198,10 +243,23 @@ export function createPgIngestWorker(deps: {
             msPerRow = 0.8 * msPerRow + 0.2 * ((performance.now() - started) / taken);
           } catch (err) {
             if (stopped) break;
-            // As on SQLite, a failed batch is retried whole (nothing of it committed); a parse
-            // failure is not one: it is counted against its message inside the batch.
-            log.error({ err }, 'ingest batch failed; will retry');
-            await new Promise((r) => setTimeout(r, FAILURE_PAUSE_MS));
+            // Nothing of a failed batch committed: its messages are stored again one by one, so a
+            // message that cannot be stored holds none of the others back (isolate.ts). A parse
+            // failure is no batch failure: it is counted against its message inside the batch.
+            const claimed = lastClaimed;
+            const parsed = lastParsed;
+            try {
+              if (claimed.length === 0) throw err;
+              log.warn({ reason: (err as Error)?.message, rows: claimed.length }, 'ingest batch failed; storing it in parts');
+              if (!(await storeApartBatch(claimed, parsed))) throw err;
+            } catch (fault) {
+              if (stopped) break;
+              // Every message failed and none was counted (the database's fault, isolate.ts): they
+              // wait a while, so they neither spin nor hold back mail that arrives meanwhile.
+              for (const id of claimed) retryAt.set(id, clock.now() + retryDelayMs(0));
+              log.error({ err: fault }, 'ingest batch failed; will retry');
+              await new Promise((r) => setTimeout(r, FAILURE_PAUSE_MS));
+            }
           }
         }
       } while (again && !stopped);

@@ -3,6 +3,7 @@ import type { QueuedHint } from '../webhooks/events.js';
 import type { AcceptJob, AcceptOutcome, StoreInput, StoreResult } from './commits.js';
 import type { MoveInput, MoveResult } from './journal-move.js';
 import type { QueueJob } from '../submission/commit.js';
+import type { FailureNote } from './set-aside.js';
 
 /** What the storage thread is started with. */
 export interface StorageThreadData {
@@ -17,9 +18,11 @@ export type StorageRequest =
   | { id: number; op: 'store'; now: number; input: StoreInput }
   | { id: number; op: 'move'; now: number; input: MoveInput }
   | { id: number; op: 'submissions'; now: number; jobs: QueueJob[] }
+  /** A failed try at one queued message, counted in a transaction of its own (set-aside.ts). */
+  | { id: number; op: 'note'; now: number; inboundId: number; reason: string }
   | { id: number; op: 'close'; now: number };
 
 /** The thread's answer to a request. */
 export type StorageReply =
-  | { id: number; ok: true; outcomes?: AcceptOutcome[]; stored?: StoreResult; moved?: MoveResult; refs?: Array<number | null>; hints: QueuedHint[] }
+  | { id: number; ok: true; outcomes?: AcceptOutcome[]; stored?: StoreResult; moved?: MoveResult; refs?: Array<number | null>; noted?: FailureNote; hints: QueuedHint[] }
   | { id: number; ok: false; error: string };

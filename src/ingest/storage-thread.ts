@@ -9,6 +9,7 @@ import type { QueuedHint } from '../webhooks/events.js';
 import type { AcceptJob, AcceptOutcome, StoreInput, StoreResult } from './commits.js';
 import type { MoveInput, MoveResult } from './journal-move.js';
 import type { QueueJob } from '../submission/commit.js';
+import type { FailureNote } from './set-aside.js';
 import type { StorageReply, StorageRequest, StorageThreadData } from './storage-protocol.js';
 
 /**
@@ -99,6 +100,10 @@ export function createStorageThread(deps: {
     /** Stores one batch of queued messages in one transaction. */
     async store(input: StoreInput): Promise<StoreResult> {
       return (await request({ op: 'store', input })).stored!;
+    },
+    /** Counts a failed try at one queued message; its last allowed try sets it aside (set-aside.ts). */
+    async note(inboundId: number, reason: string): Promise<FailureNote> {
+      return (await request({ op: 'note', inboundId, reason })).noted!;
     },
     /** Lets requests under way finish, closes the thread's connection and ends it. */
     async close(): Promise<void> {

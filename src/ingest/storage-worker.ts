@@ -13,6 +13,7 @@ import { lowerThreadPriority } from '../threads/priority.js';
 import { createEventRecorder, type QueuedHint } from '../webhooks/events.js';
 import { acceptGroup, storeBatch } from './commits.js';
 import { moveRecords } from './journal-move.js';
+import { noteFailure } from './set-aside.js';
 import type { StorageReply, StorageRequest, StorageThreadData } from './storage-protocol.js';
 import { createIngestStore } from './store.js';
 import { createOutboundStore } from '../outbound/store.js';
@@ -61,6 +62,10 @@ async function handle(req: StorageRequest): Promise<StorageReply> {
       // The recorder reports webhook hints on the next turn, after its transaction.
       await new Promise((r) => setImmediate(r));
       return { id: req.id, ok: true, stored, hints };
+    }
+    case 'note': {
+      const noted = await db.transaction().execute((trx) => noteFailure(trx, store, req.inboundId, req.reason, req.now));
+      return { id: req.id, ok: true, noted, hints: [] };
     }
     case 'close':
       await db.destroy();

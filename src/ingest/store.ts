@@ -3,6 +3,7 @@ import type { Db } from '../db/connection.js';
 import { jsonList } from '../db/json-list.js';
 import { multiRowInsert } from '../db/multi-row.js';
 import type { OutboundTable } from '../outbound/tables.js';
+import { safeText } from './safe-text.js';
 import type { InboundReservationsTable, InboundTable } from './tables.js';
 
 /** A (mailbox, message_id) pair whose uniqueness ingest checks. */
@@ -98,15 +99,15 @@ export function createIngestStore() {
       if (drop.length) await db.deleteFrom('inbound').where('id', 'in', jsonList(drop)).execute();
     },
 
-    /** Gives up on a row that cannot be stored (its reservations go, so the message_id is free again). */
+    /** Sets aside a row that cannot be stored, counting its last try (set-aside.ts; its reservations go, so the message_id is free again). */
     async fail(db: Db, id: number, error: string, now: number) {
       await db.deleteFrom('inbound_reservations').where('inbound_id', '=', id).execute();
-      await db.updateTable('inbound').set({ status: 'failed', error: error.slice(0, 500), done_at: now }).where('id', '=', id).execute();
+      await db.updateTable('inbound').set({ status: 'failed', error: safeText(error.slice(0, 500)), done_at: now, attempts: sql`attempts + 1` }).where('id', '=', id).execute();
     },
 
     /** Counts a failed attempt at a row. */
     bumpAttempts: (db: Db, id: number, error: string) =>
-      db.updateTable('inbound').set({ attempts: sql`attempts + 1`, error: error.slice(0, 500) }).where('id', '=', id).execute(),
+      db.updateTable('inbound').set({ attempts: sql`attempts + 1`, error: safeText(error.slice(0, 500)) }).where('id', '=', id).execute(),
 
     /** Which of these mailboxes still exist, with their tenant. */
     mailboxOwners: (db: Db, ids: number[]) =>
@@ -137,9 +138,9 @@ export function createIngestStore() {
         : db.selectFrom('attachments').select('sha256').distinct().where('sha256', 'in', hashes).execute()
           .then((rows) => new Set(rows.map((r) => r.sha256))),
 
-    /** Messages of queued API rows (their attachment blobs are not yet named by attachment rows). */
+    /** Messages of queued or set-aside API rows (their attachment blobs are not yet named by attachment rows). */
     queuedApiMessages: (db: Db) =>
-      db.selectFrom('inbound').select('message').where('status', '=', 'queued').where('kind', '=', 'api').execute()
+      db.selectFrom('inbound').select('message').where('status', 'in', ['queued', 'failed']).where('kind', '=', 'api').execute()
         .then((rows) => rows.map((r) => r.message)),
 
     /** Raw files the queue still names. */

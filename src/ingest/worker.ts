@@ -7,6 +7,9 @@ import type { Journal } from './journal.js';
 import { BATCH_ROWS, BUSY_PAUSE_RATIO, DEFAULT_DRAIN_MS_PER_ROW, inflowDelayMs, LOADED_BATCH_ROWS, pace } from './pace.js';
 import type { Envelope, Target } from './message.js';
 import type { StorageThread } from './storage-thread.js';
+import { createBlame } from './isolate.js';
+import { storeInParts } from './split-batch.js';
+import { MAX_ATTEMPTS, retryDelayMs } from './set-aside.js';
 import type { IngestStore } from './store.js';
 import type { QueuedRawParser, RawParser } from './types.js';
 
@@ -16,8 +19,7 @@ export const BATCH_BYTES = 8 * 1024 * 1024;
 const MOVE_ROWS = 1024;
 /** Bytes of journal records per move: the storage thread reads them into one buffer and binds them to its inserts. */
 const MOVE_BYTES = 2 * 1024 * 1024;
-/** Parse attempts before a raw message is given up as failed. */
-export const MAX_ATTEMPTS = 3;
+export { MAX_ATTEMPTS } from './set-aside.js';
 const POLL_MS = 1000;
 /** How long mail may wait with nothing stored before the worker warns (and again after as long). */
 export const STALL_WARN_MS = 30_000;
@@ -71,6 +73,9 @@ export function createIngestWorker(deps: {
     else throw new Error(`inbound row ${row.id} has no raw bytes`);
     return { id: row.id, targets, encoded, mailFrom: envelope.mailFrom, size: row.size, rawPath: row.raw_path };
   }
+
+  /** Whether a split whose every message fails counts them (isolate.ts). */
+  const blame = createBlame();
 
   /** Rows picked for a batch and not yet stored: the next batch must not pick them again. */
   const inFlight = new Set<number>();
@@ -150,16 +155,31 @@ export function createIngestWorker(deps: {
     after = Math.min(after, picked[0] - 1);
   }
 
-  /** Has the storage thread store a prepared batch in one transaction, then cleans up after it. */
+  /** Has the storage thread store a prepared batch in one transaction (else in parts, split-batch.ts), then cleans up after it. */
   async function storeBatch(b: Ready): Promise<void> {
     let unlink: string[];
     let forwarded: number;
     let mailboxIds: number[];
+    let smtpDone = b.prepared.length + b.failed.filter((f) => f.final).length;
+    let retry: Array<{ id: number; attempts: number }> = [];
     try {
       ({ unlink, forwarded, mailboxIds } = await deps.thread.store({ apiIds: b.apiIds, prepared: b.prepared, failed: b.failed }));
+      blame.stored();
     } catch (err) {
-      release(b.picked);
-      throw err;
+      if (stopped) { release(b.picked); throw err; }
+      log.warn({ reason: (err as Error)?.message, rows: b.picked.length }, 'ingest batch failed; storing it in parts');
+      try {
+        const apart = await storeInParts(b, { thread: deps.thread, blame, stopping: () => stopped, log });
+        if (!apart) throw err;
+        ({ unlink, forwarded, mailboxIds } = apart.result);
+        ({ smtpDone, retry } = apart);
+      } catch (e) {
+        // Every message failed and none was counted (the database's fault, isolate.ts): they wait
+        // a while, so they neither spin nor hold back mail that arrives meanwhile.
+        if (!stopped) for (const id of b.picked) retryAt.set(id, b.now + retryDelayMs(0));
+        release(b.picked);
+        throw e;
+      }
     }
     // Committed: announce at once (a listener's failure must not make the batch look unstored).
     try {
@@ -168,10 +188,12 @@ export function createIngestWorker(deps: {
       log.warn({ err }, 'a listener of stored mail failed');
     }
     for (const id of b.picked) inFlight.delete(id);
-    for (const f of b.failed) if (!f.final) retryAt.set(f.id, b.now + 5000 * 2 ** (b.attempts.get(f.id) ?? 0));
+    for (const f of b.failed) if (!f.final) retryAt.set(f.id, b.now + retryDelayMs(b.attempts.get(f.id) ?? 0));
     for (const p of b.prepared) retryAt.delete(p.id);
+    // Messages that failed alone wait before their next try; the rest of the queue goes on meanwhile.
+    for (const r of retry) retryAt.set(r.id, b.now + retryDelayMs(r.attempts - 1));
     if (forwarded > 0) deps.onForwardsQueued?.();
-    queuedSmtp = Math.max(0, queuedSmtp - b.prepared.length - b.failed.filter((f) => f.final).length);
+    queuedSmtp = Math.max(0, queuedSmtp - smtpDone);
     for (const name of unlink) await blobs.remove(blobs.rawFile(name));
   }
 

@@ -18,6 +18,16 @@ function redactResult(result: unknown): unknown {
   return out;
 }
 
+/** Stored JSON, or `fallback` when it does not parse (or is not an object). */
+function parsedOr<T extends object>(text: string, fallback: T): T {
+  try {
+    const v: unknown = JSON.parse(text);
+    return v !== null && typeof v === 'object' ? v as T : fallback;
+  } catch {
+    return fallback;
+  }
+}
+
 /**
  * The password sweep: tasks that finished at least 24 hours ago get the plain passwords in their
  * result and payload replaced by "[redacted]". Returns how many tasks it redacted.
@@ -30,9 +40,11 @@ export function createPasswordSweep({ db, store, clock }: { db: Db; store: Mailb
       if (due.length === 0) return done;
       await db.transaction().execute(async (trx) => {
         for (const t of due) {
-          const payload = JSON.parse(t.payload) as Record<string, unknown>;
+          // A payload or result that does not parse may still hold a password: it is dropped whole, so
+          // one broken row neither keeps it nor stops the sweep of the others.
+          const payload = parsedOr<Record<string, unknown>>(t.payload, {});
           if (typeof payload.password === 'string') payload.password = REDACTED;
-          const result = t.result === null ? null : JSON.stringify(redactResult(JSON.parse(t.result)));
+          const result = t.result === null ? null : JSON.stringify(redactResult(parsedOr(t.result, {})));
           await store.saveRedacted(trx, t.id, JSON.stringify(payload), result);
         }
       });

@@ -53,7 +53,9 @@ export function createMailboxStore() {
         .where('status', 'in', ['queued', 'running']).where('kind', 'in', ['mailbox.single', 'mailbox.bulk']).where('domain', '=', hostname)
         .execute();
       const planned = rows.flatMap((r) => {
-        const payload = JSON.parse(r.payload) as { address?: string; addresses?: string[] };
+        // A task whose stored payload is broken creates nothing (the queue sets it aside): it holds no name.
+        let payload: { address?: string; addresses?: string[] };
+        try { payload = JSON.parse(r.payload) ?? {}; } catch { return []; }
         return payload.addresses ?? (payload.address ? [payload.address] : []);
       });
       const taken = await takenAmong(db, planned);

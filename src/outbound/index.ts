@@ -23,7 +23,7 @@ import { createOutboundService } from './service.js';
 import { createSrs, type Srs } from './srs.js';
 import { createOutboundStore } from './store.js';
 import { createLocalTransmitter, createRemoteTransmitter } from './transmit.js';
-import { createOutboundWorker } from './worker.js';
+import { createOutboundWorker, SET_ASIDE_REPLY } from './worker.js';
 
 /**
  * Knobs for tests only (never environment variables): where MTA-STS policies are fetched, which
@@ -103,6 +103,10 @@ export function installOutbound(core: Core, deps: { srs: Srs; ingest: Ingest; re
       const counts = new Map((await store.countByStatus(db)).map((r) => [r.status, Number(r.n)]));
       for (const s of ['queued', 'sent', 'failed'] as const) this.set({ status: s }, counts.get(s) ?? 0);
     },
+  });
+  new Gauge({
+    name: 'mailstead_outbound_set_aside', help: 'Outbound items set aside (failed) after repeated local errors', registers: [core.metrics.registry],
+    async collect() { this.set(await store.countFailedWith(db, SET_ASIDE_REPLY)); },
   });
   // The worker is made below; SQLite's wake-up reaches it through this late binding.
   const wakeHere = () => worker.wake();

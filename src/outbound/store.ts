@@ -1,7 +1,11 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../db/connection.js';
 import { listOf } from '../db/json-list.js';
+import { storableText } from '../db/storable-text.js';
 import type { OutboundStatus, OutboundTable } from './tables.js';
+
+/** The longest reply kept (a remote may say a lot). */
+const MAX_REPLY = 1000;
 
 /** An item as the queue keeps it. */
 export type OutboundRow = Selectable<OutboundTable>;
@@ -56,19 +60,19 @@ export function createOutboundStore() {
       db.selectFrom('outbound').select((eb) => eb.fn.min('next_attempt_at').as('at')).where('status', '=', 'queued')
         .executeTakeFirst().then((r) => (r?.at === null || r?.at === undefined ? null : Number(r.at))),
 
-    /** Records a delivery. */
+    /** Records a delivery. Replies are a remote's text: stored as the database can hold them (storable-text.ts). */
     markSent: (db: Db, ids: number[], response: string, now: number) =>
-      db.updateTable('outbound').set({ status: 'sent', attempts: sql`attempts + 1`, next_attempt_at: null, last_response: response, updated_at: now })
+      db.updateTable('outbound').set({ status: 'sent', attempts: sql`attempts + 1`, next_attempt_at: null, last_response: storableText(response, MAX_REPLY), updated_at: now })
         .where('id', 'in', listOf(db, ids)).execute(),
 
     /** Records a try that will be repeated at `at`. */
     markRetry: (db: Db, id: number, response: string, at: number, now: number) =>
-      db.updateTable('outbound').set({ attempts: sql`attempts + 1`, next_attempt_at: at, last_response: response, updated_at: now })
+      db.updateTable('outbound').set({ attempts: sql`attempts + 1`, next_attempt_at: at, last_response: storableText(response, MAX_REPLY), updated_at: now })
         .where('id', '=', id).where('status', '=', 'queued').execute(),
 
     /** Gives up on an item; `counted` says whether a try was made (a refusal before any connection is not one). */
     markFailed: (db: Db, id: number, response: string, counted: boolean, now: number) =>
-      db.updateTable('outbound').set({ status: 'failed', attempts: counted ? sql`attempts + 1` : sql`attempts`, next_attempt_at: null, last_response: response, updated_at: now })
+      db.updateTable('outbound').set({ status: 'failed', attempts: counted ? sql`attempts + 1` : sql`attempts`, next_attempt_at: null, last_response: storableText(response, MAX_REPLY), updated_at: now })
         .where('id', '=', id).execute(),
 
     /** Notes that the item's DSN was queued. */
@@ -103,6 +107,11 @@ export function createOutboundStore() {
       db.selectFrom('outbound').select('id').where('tenant_id', '=', tenantId)
         .$if(status !== undefined, (q) => q.where('status', '=', status!))
         .where('id', side === 'above' ? '>' : '<', id).limit(1).executeTakeFirst().then((r) => r !== undefined),
+
+    /** Failed items whose reply begins with `prefix` (those set aside, for the metrics). */
+    countFailedWith: (db: Db, prefix: string) =>
+      db.selectFrom('outbound').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'failed').where('last_response', 'like', `${prefix}%`)
+        .executeTakeFirstOrThrow().then((r) => Number(r.n)),
 
     /** Items by status, for the metrics. */
     countByStatus: (db: Db) =>

@@ -4,6 +4,7 @@ import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import type { OutboundClaims } from './claims.js';
+import { storableText } from '../db/storable-text.js';
 import { createCommitBatcher } from './commit-batch.js';
 import { buildDsn } from './dsn.js';
 import { headerSection, statusOf } from './message.js';
@@ -23,6 +24,15 @@ const CLAIM_LIMIT = 500;
  * bounded, so what a delivery works from is never much older than when it was read.
  */
 const PENDING_MAX_AGE_MS = 1_000;
+
+/**
+ * Local errors in a row (a fault of ours with this item: its stored data, its message, its
+ * outcome's write) after which an item is set aside as failed. Counted in memory: a restart gives
+ * an item a fresh few tries, never an endless loop within one run.
+ */
+export const FAULT_LIMIT = 3;
+/** How the reply of an item set aside begins (the metrics count them by it). */
+export const SET_ASIDE_REPLY = '554 5.3.0 set aside';
 
 /** What a try ended in, for the metrics. */
 export type AttemptResult = 'sent' | 'deferred' | 'failed';
@@ -118,8 +128,8 @@ export function createOutboundWorker(deps: {
 
   function startGroup(g: Group): void {
     const p: Promise<void> = runGroup(g)
-      .catch((err) => deferAfterFault(g, err))
-      // After the outcome is committed (runGroup and deferAfterFault wait for it).
+      .catch((err) => fault(g.items, err))
+      // After the outcome is committed (runGroup and fault wait for it).
       .then(() => claims.release(g.items.map((i) => i.id)))
       .catch((err) => logger.error({ err }, 'releasing outbound items failed'))
       .finally(() => {
@@ -156,33 +166,89 @@ export function createOutboundWorker(deps: {
     if (again) { again = false; schedule(0); } else schedule(deps.pollMs);
   }
 
+  /** Local errors in a row per item (FAULT_LIMIT). */
+  const faults = new Map<number, number>();
+
   /**
-   * A fault of ours (a database or file error, a message that cannot be rendered) counts as a
-   * temporary failure, so the items wait for their next delay instead of being picked up again at once.
+   * A fault of ours with these items (a database or file error, a message that cannot be read or
+   * rendered): each counts it; below FAULT_LIMIT it is a temporary failure, so the item waits for
+   * its next delay instead of being picked up again at once; at the limit it is set aside, failed
+   * with the reason (and a DSN), logged once.
    */
-  async function deferAfterFault(g: Group, err: unknown): Promise<void> {
-    logger.error({ err, items: g.items.map((i) => i.id) }, 'outbound delivery failed unexpectedly; the items are retried later');
-    const response = `451 4.3.0 local error: ${String((err as Error)?.message ?? err).slice(0, 200)}`;
-    try {
-      await apply(g.items, { results: g.items.map((i) => ({ rcpt: i.rcpt_to, outcome: 'temporary', response })) }, null, { counted: true, dsn: true });
-    } catch (again) {
-      logger.error({ err: again }, 'recording an outbound fault failed');
+  async function fault(items: OutboundRow[], err: unknown): Promise<void> {
+    const reason = storableText(String((err as Error)?.message ?? err), 200);
+    const retry: OutboundRow[] = [];
+    const aside: OutboundRow[] = [];
+    for (const i of items) {
+      const n = (faults.get(i.id) ?? 0) + 1;
+      if (n >= FAULT_LIMIT) { faults.delete(i.id); aside.push(i); } else { faults.set(i.id, n); retry.push(i); }
+    }
+    if (retry.length) {
+      logger.warn({ err, items: retry.map((i) => i.id) }, 'outbound delivery failed unexpectedly; the items are retried later');
+      const response = `451 4.3.0 local error: ${reason}`;
+      await apply(retry, { results: retry.map((i) => ({ rcpt: i.rcpt_to, outcome: 'temporary', response })) }, null, { counted: true, dsn: true })
+        .catch((again) => logger.error({ err: again, items: retry.map((i) => i.id) }, 'recording an outbound fault failed'));
+    }
+    if (aside.length) {
+      logger.error({ err, items: aside.map((i) => i.id) }, `outbound items failed unexpectedly ${FAULT_LIMIT} times in a row; set aside as failed`);
+      const response = `${SET_ASIDE_REPLY} after ${FAULT_LIMIT} local errors: ${reason}`;
+      try {
+        await apply(aside, { results: aside.map((i) => ({ rcpt: i.rcpt_to, outcome: 'permanent', response })), status: '5.3.0' }, null, { counted: true, dsn: true });
+      } catch {
+        // Even its DSN cannot be queued: the plainest write there is, so it is never claimed again.
+        for (const i of aside) {
+          await store.markFailed(db, i.id, `${SET_ASIDE_REPLY} after ${FAULT_LIMIT} local errors`, true, clock.now())
+            .catch((again) => logger.error({ err: again, outbound: i.id }, 'setting an outbound item aside failed'));
+        }
+      }
     }
   }
 
+  /**
+   * Tries a group and records what came of it. One bad item never holds back the others of its
+   * group: when readying or sending the group fails, each item is tried again alone at once (a
+   * forward's own stored data is read for the first item only), and when recording the outcome
+   * fails, each item's outcome is written alone; whatever still fails alone is that item's fault.
+   */
   async function runGroup(g: Group): Promise<void> {
+    let tried: Awaited<ReturnType<typeof tryGroup>>;
+    try {
+      tried = await tryGroup(g);
+    } catch (err) {
+      if (g.items.length > 1) {
+        logger.warn({ err, items: g.items.map((i) => i.id) }, 'an outbound group failed; trying its items one by one');
+        await Promise.all(g.items.map((item) => runGroup({ domain: g.domain, items: [item] })));
+        return;
+      }
+      await fault(g.items, err);
+      return;
+    }
+    try {
+      await apply(g.items, tried.result, tried.original, tried.o);
+    } catch (err) {
+      if (g.items.length === 1) { await fault(g.items, err); return; }
+      for (const item of g.items) {
+        const own = { ...tried.result, results: tried.result.results.filter((r) => r.rcpt === item.rcpt_to) };
+        await apply([item], own, tried.original, tried.o).catch((e) => fault([item], e));
+      }
+      return;
+    }
+    for (const i of g.items) faults.delete(i.id);
+  }
+
+  /** Readies a group's message and sends it (or finds it is not to be sent). */
+  async function tryGroup(g: Group): Promise<{ result: TryResult; original: Buffer | null; o: { counted: boolean; dsn: boolean } }> {
     const first = g.items[0];
     const ready = await deps.prepare(first);
     const rcpts = g.items.map((i) => i.rcpt_to);
     if (ready.kind === 'refused') {
-      await apply(g.items, { results: rcpts.map((rcpt) => ({ rcpt, outcome: 'permanent', response: ready.response })), status: ready.status },
-        ready.original, { counted: false, dsn: ready.dsn });
-      return;
+      return { result: { results: rcpts.map((rcpt) => ({ rcpt, outcome: 'permanent', response: ready.response })), status: ready.status },
+        original: ready.original, o: { counted: false, dsn: ready.dsn } };
     }
-    const tried = (await deps.isHosted(g.domain))
+    const result = (await deps.isHosted(g.domain))
       ? await deps.local(first.id, ready.mailFrom, rcpts, ready.raw)
       : await deps.remote(g.domain, ready.mailFrom, rcpts, ready.raw);
-    await apply(g.items, tried, ready.original, { counted: true, dsn: true });
+    return { result, original: ready.original, o: { counted: true, dsn: true } };
   }
 
   async function apply(items: OutboundRow[], tried: TryResult, original: Buffer | null, o: { counted: boolean; dsn: boolean }): Promise<void> {

@@ -5,6 +5,7 @@ import type { MailParserOptions } from 'mailparser';
 import type { BlobSpool, BlobStore } from '../ingest/blobs.js';
 import { storeAttachments, type StoredMessage } from '../ingest/message.js';
 import { encodeMessage, type EncodedMessage } from '../ingest/encoded-message.js';
+import { safeMessage } from '../ingest/safe-text.js';
 import type { InboundMessage, MessageParser, RawParser } from '../ingest/types.js';
 import { imapSummary } from '../imap/summary.js';
 import type { Logger } from '../logger.js';
@@ -74,7 +75,7 @@ async function readMime(source: Buffer | Readable, logger: Logger, spool?: () =>
 /**
  * The parser of SMTP mail (src/ingest/types.ts): reads the stored raw
  * bytes with mailparser and verifies SPF/DKIM/DMARC with mailauth, side by side. It never throws
- * on the message's content: malformed MIME keeps what could be decoded, unreadable MIME falls
+ * on the message's content, and its text is always storable (NUL and lone surrogates as U+FFFD): malformed MIME keeps what could be decoded, unreadable MIME falls
  * back to the headers and raw text. Only an unreadable spool file (an I/O error) rejects.
  */
 export function createRawParser({ hostname, authenticate, logger, spool }: {
@@ -92,14 +93,15 @@ export function createRawParser({ hostname, authenticate, logger, spool }: {
     ]);
     const ctx = { hostname, head, auth };
     const imap = summaryOf(raw, logger);
+    // Text with NUL or lone surrogates is made storable here, where it is produced (safe-text.ts).
     if (parsed) {
       try {
-        return { ...fromParsed(parsed, facts, ctx), imap };
+        return safeMessage({ ...fromParsed(parsed, facts, ctx), imap });
       } catch (err) {
         logger.warn({ err }, 'mapping a parsed message failed; storing what the raw text gives');
       }
     }
-    return { ...fromRawOnly(facts, ctx), imap };
+    return safeMessage({ ...fromRawOnly(facts, ctx), imap });
   };
 }
 

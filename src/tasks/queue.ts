@@ -4,10 +4,24 @@ import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { ApiError } from '../errors.js';
 import { sqliteClaims, type TaskClaims } from './claims.js';
-import { createTaskStore, toTask } from './store.js';
-import type { NewTask, Task, TaskHandler } from './types.js';
+import { storableText } from '../db/storable-text.js';
+import { createTaskStore, toTask, type TaskRow } from './store.js';
+import type { NewTask, TaskHandler } from './types.js';
+
+/** The error of a task set aside after its retries (the poll shows it; the metrics count it). */
+export const SET_ASIDE_ERROR = 'Task failed: internal error';
 
 const MAX_TIMER_MS = 60_000;
+
+/** A row whose payload is not JSON, with a null payload in its place (for reads, not for runs). */
+function readable(row: TaskRow): TaskRow {
+  try {
+    JSON.parse(row.payload);
+    return row;
+  } catch {
+    return { ...row, payload: 'null' };
+  }
+}
 /** The lane of a handler that names none. */
 export const DEFAULT_LANE = 'provisioning';
 
@@ -36,30 +50,51 @@ export function createTaskQueue({ db, clock, logger, concurrency = 4, lanes = {}
   let timer: NodeJS.Timeout | null = null;
   let idleWaiters: Array<() => void> = [];
 
-  async function execute(row: Task): Promise<void> {
+  /**
+   * Runs one claimed task. Anything that goes wrong with it (a payload that does not parse, a
+   * handler that throws, an outcome that cannot be written) stays with this task: it is retried
+   * alone with its own backoff, then set aside as `failed`, and the rest of the queue runs on.
+   */
+  async function execute(row: TaskRow): Promise<void> {
     const handler = handlers.get(row.kind)!;
     const log = logger.child({ task_id: row.id, kind: row.kind });
     try {
-      const prepared = handler.prepare ? await handler.prepare(row) : undefined;
+      // Parsed here, not by the claimer: a row whose stored JSON is broken fails as this task only.
+      const task = toTask(row);
+      const prepared = handler.prepare ? await handler.prepare(task) : undefined;
       await serializedTransaction(db, async (trx) => {
-        const outcome = await handler.run(trx, row, prepared);
+        const outcome = await handler.run(trx, task, prepared);
         await store.complete(trx, row.id, clock.now(), outcome.totalEmail ?? 0, JSON.stringify(outcome.results ?? []));
       });
       log.debug('task completed');
     } catch (err) {
+      await settleFailure(row, handler, err, log);
+    } finally {
+      await claims.release(row.id);
+    }
+  }
+
+  /** Writes what a failed run comes to: its ApiError, a retry with backoff, or the task set aside. */
+  async function settleFailure(row: TaskRow, handler: TaskHandler, err: unknown, log: Logger): Promise<void> {
+    try {
       if (err instanceof ApiError) {
-        await store.fail(db, row.id, clock.now(), err.reason);
+        await store.fail(db, row.id, clock.now(), storableText(err.reason));
         log.info({ reason: err.reason }, 'task failed');
       } else if (row.attempts < (handler.attempts ?? 3) && !stopped) {
         const delay = 1000 * 2 ** row.attempts;
         await store.requeue(db, row.id, clock.now() + delay);
         log.warn({ err, retry_in_ms: delay }, 'task error, will retry');
       } else {
-        await store.fail(db, row.id, clock.now(), 'Task failed: internal error');
-        log.error({ err }, 'task failed after retries');
+        await store.fail(db, row.id, clock.now(), SET_ASIDE_ERROR);
+        log.error({ err, attempts: row.attempts }, 'task failed after retries; set aside');
       }
-    } finally {
-      await claims.release(row.id);
+    } catch (writeErr) {
+      // The outcome itself could not be written (bad data in it): the plainest write there is, so
+      // the task never stays `running` and is never claimed again and again.
+      await store.fail(db, row.id, clock.now(), SET_ASIDE_ERROR).then(
+        () => log.error({ err, writeErr }, 'task outcome could not be written; set aside'),
+        (again) => log.error({ err, writeErr: again }, 'task outcome could not be written'),
+      );
     }
   }
 
@@ -77,7 +112,7 @@ export function createTaskQueue({ db, clock, logger, concurrency = 4, lanes = {}
           if (!row) break;
           const lane = laneOf(row.kind);
           running.set(lane, (running.get(lane) ?? 0) + 1);
-          const p: Promise<void> = execute(toTask(row))
+          const p: Promise<void> = execute(row)
             .catch((err) => logger.error({ err }, 'task bookkeeping failed'))
             .finally(() => { inflight.delete(p); running.set(lane, running.get(lane)! - 1); void pump(); });
           inflight.add(p);
@@ -125,8 +160,11 @@ export function createTaskQueue({ db, clock, logger, concurrency = 4, lanes = {}
       return id;
     },
 
-    /** Reads a task by id, or undefined. */
-    get: (id: number) => store.byId(db, id).then((r) => (r ? toTask(r) : undefined)),
+    /** Reads a task by id, or undefined; a stored payload that does not parse reads as null (the task is failed by then). */
+    get: (id: number) => store.byId(db, id).then((r) => (r ? toTask(readable(r)) : undefined)),
+
+    /** Tasks set aside after their retries (the metrics' gauge). */
+    setAside: () => store.countFailedWith(db, SET_ASIDE_ERROR),
 
     /** Recovers tasks left running by a crash and starts working. */
     async start() {

@@ -65,6 +65,11 @@ export function createTaskStore() {
       db.selectFrom('tasks').select((eb) => eb.fn.min('run_after').as('t'))
         .where('status', '=', 'queued').where('kind', 'in', kinds).executeTakeFirst().then((r) => (r?.t ?? null) as number | null),
 
+    /** How many tasks failed with this exact error. */
+    countFailedWith: (db: Db, error: string) =>
+      db.selectFrom('tasks').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'failed').where('error', '=', error)
+        .executeTakeFirstOrThrow().then((r) => Number(r.n)),
+
     byId: (db: Db, id: number) =>
       db.selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirst() as Promise<Row | undefined>,
   };

@@ -126,6 +126,18 @@ export function createDeliveryStore() {
       }
     },
 
+    /** How many local errors (a row that could not be sent, outcomes.ts) a delivery's attempt log holds. */
+    localErrors: (db: Db, id: number) =>
+      db.selectFrom('webhook_attempts').select((eb) => eb.fn.countAll<number>().as('n'))
+        .where('delivery_id', '=', id).where('error', 'like', 'local error: %')
+        .executeTakeFirstOrThrow().then((r) => Number(r.n)),
+
+    /** Deliveries set aside (failed after local errors), for the metrics. */
+    countSetAside: (db: Db) =>
+      db.selectFrom('webhook_deliveries as d').select((eb) => eb.fn.countAll<number>().as('n')).where('d.status', '=', 'failed')
+        .where((eb) => eb.exists(eb.selectFrom('webhook_attempts as a').select('a.id').whereRef('a.delivery_id', '=', 'd.id').where('a.error', 'like', 'set aside: %')))
+        .executeTakeFirstOrThrow().then((r) => Number(r.n)),
+
     /** Appends attempts to the log. */
     async insertAttempts(db: Db, rows: NewAttempt[]): Promise<void> {
       for (const part of chunks(rows, 300)) await db.insertInto('webhook_attempts').values(part).execute();

@@ -4,7 +4,8 @@ import type { Logger } from '../logger.js';
 import type { DeliveryClaims } from './claims.js';
 import type { ClaimedDelivery, DeliveryStore } from './delivery-store.js';
 import type { QueuedHint } from './events.js';
-import { applyOutcomes, type Outcome } from './outcomes.js';
+import { EVENT_TYPES } from './events.js';
+import { applyOutcomes, FAULT_BACKOFF_MS, FAULT_LIMIT, SET_ASIDE, type Outcome } from './outcomes.js';
 import type { Sender } from './sender.js';
 import { verdictOf, type Verdict } from './schedule.js';
 import { signedRequest } from './signing.js';
@@ -27,6 +28,17 @@ export interface EngineOptions {
 }
 
 const MAX_TIMER_MS = 30_000;
+
+const EVENTS: ReadonlySet<string> = new Set(EVENT_TYPES);
+const isId = (v: unknown) => Number.isSafeInteger(v) && (v as number) >= 0;
+
+/** What is wrong with a claimed delivery as stored, so that it cannot be sent; null when nothing is. */
+export function rowProblem(d: ClaimedDelivery): string | null {
+  if (!EVENTS.has(d.event_type)) return `unknown event type ${JSON.stringify(String(d.event_type).slice(0, 40))}`;
+  if (!isId(d.email_id) || !isId(d.mailbox_id)) return 'email or mailbox id is not an id';
+  if (!Number.isFinite(d.event_at)) return 'event time is not a time';
+  return null;
+}
 
 /** Default bound of requests in flight to one webhook (also its connections per origin). */
 export const PER_WEBHOOK_CONCURRENCY = 32;
@@ -112,23 +124,71 @@ export function createDeliveryEngine(deps: {
     let claimed: ClaimedDelivery[] = [];
     try {
       await deliveries.bookkeeping(db, async (trx) => {
-        if (batch.length > 0) {
-          const { retries, gone } = await applyOutcomes({ db: trx, store, deliveries, now, random }, batch);
-          for (const r of retries) hint(r.webhookId, r.at);
-          if (gone.length > 0) logger.info({ webhook_ids: gone }, 'webhooks answered 410 Gone and were deactivated');
-        }
+        if (batch.length > 0) await record(trx, batch, now);
         claimed = await claim(trx, ready.map(([id]) => id), now);
         // Held before the claim commits, so no other node ever sees these `sending` without an owner.
         await claims.hold(claimed.map((d) => d.id));
       });
     } catch (err) {
-      outcomes = batch.concat(outcomes);
       await claims.letGo(claimed.map((d) => d.id)).catch(() => undefined); // the claim rolled back
-      throw err;
+      if (batch.length === 0) throw err; // claiming alone failed: the database is away
+      // One outcome that cannot be written must hold back neither the others nor every claim after
+      // it: each is written alone, and the claim comes in the next turn.
+      logger.warn({ err, outcomes: batch.length }, 'writing webhook outcomes failed; writing them one by one');
+      for (const o of batch) {
+        try {
+          await deliveries.bookkeeping(db, (trx) => record(trx, [o], now));
+          unwritable.delete(o.delivery.id);
+          await claims.letGo([o.delivery.id]);
+        } catch (alone) {
+          await cannotWrite(o, alone, now);
+        }
+      }
+      again = true;
+      return;
     }
     // Their outcomes are committed: they are no longer this node's to send.
     await claims.letGo(batch.map((o) => o.delivery.id));
     for (const d of claimed) dispatch(d, now);
+  }
+
+  /** Writes outcomes (in the caller's transaction) and learns from them. */
+  async function record(trx: Db, batch: Outcome[], now: number): Promise<void> {
+    const { retries, gone, setAside } = await applyOutcomes({ db: trx, store, deliveries, now, random }, batch);
+    for (const r of retries) hint(r.webhookId, r.at);
+    if (gone.length > 0) logger.info({ webhook_ids: gone }, 'webhooks answered 410 Gone and were deactivated');
+    if (setAside.length > 0) logger.error({ delivery_ids: setAside }, 'webhook deliveries that could not be sent were set aside (failed)');
+  }
+
+  /** Outcomes that could not be written alone, by delivery: how many times in a row, and those waiting to be tried again. */
+  const unwritable = new Map<number, number>();
+  const parked = new Map<Outcome, NodeJS.Timeout>();
+
+  /**
+   * An outcome that cannot be written even alone waits a little (doubling) and is tried again; the
+   * FAULT_LIMIT-th time its delivery is failed by the plainest write there is, so it never comes
+   * back to fail every cycle. Should even that fail (the database is away), it keeps waiting.
+   */
+  async function cannotWrite(o: Outcome, err: unknown, now: number): Promise<void> {
+    const n = (unwritable.get(o.delivery.id) ?? 0) + 1;
+    unwritable.set(o.delivery.id, n);
+    if (n >= FAULT_LIMIT) {
+      const note = { delivery_id: o.delivery.id, attempt: o.delivery.attempts + 1, attempted_at: o.attemptedAt, status_code: null, latency_ms: 0, error: `${SET_ASIDE}its outcome could not be written` };
+      try {
+        // With a line in its attempt log if that can be written, else without.
+        await deliveries.bookkeeping(db, async (trx) => {
+          await deliveries.markFailed(trx, [o.delivery.id], now);
+          await deliveries.insertAttempts(trx, [note]);
+        }).catch(() => deliveries.bookkeeping(db, (trx) => deliveries.markFailed(trx, [o.delivery.id], now)));
+        unwritable.delete(o.delivery.id);
+        await claims.letGo([o.delivery.id]);
+        logger.error({ err, delivery_id: o.delivery.id }, 'a webhook outcome could not be written; the delivery was set aside (failed)');
+        return;
+      } catch { /* the database is away: wait as below */ }
+    }
+    const timer = setTimeout(() => { parked.delete(o); outcomes.push(o); kick(0); }, FAULT_BACKOFF_MS * 2 ** Math.min(n - 1, 5));
+    timer.unref();
+    parked.set(o, timer);
   }
 
   async function claim(trx: Db, webhookIds: number[], now: number): Promise<ClaimedDelivery[]> {
@@ -152,13 +212,30 @@ export function createDeliveryEngine(deps: {
   function dispatch(d: ClaimedDelivery, now: number): void {
     inFlight++;
     inFlightBy.set(d.webhook_id, (inFlightBy.get(d.webhook_id) ?? 0) + 1);
-    const secrets = [d.secret];
-    if (d.previous_secret && d.previous_secret_until !== null && d.previous_secret_until > now) secrets.push(d.previous_secret);
     const attemptedAt = clock.now();
-    const req = signedRequest({
-      deliveryId: d.id, event: d.event_type, eventAt: d.event_at, emailId: d.email_id, mailboxId: d.mailbox_id,
-      timestamp: Math.floor(attemptedAt / 1000), secrets,
-    });
+    const settled = () => {
+      inFlight--;
+      const left = (inFlightBy.get(d.webhook_id) ?? 1) - 1;
+      if (left > 0) inFlightBy.set(d.webhook_id, left); else inFlightBy.delete(d.webhook_id);
+      kick(outcomes.length >= flushBatch ? 0 : flushDelayMs);
+    };
+    let req: ReturnType<typeof signedRequest>;
+    try {
+      const problem = rowProblem(d);
+      if (problem) throw new Error(problem);
+      const secrets = [d.secret];
+      if (d.previous_secret && d.previous_secret_until !== null && d.previous_secret_until > now) secrets.push(d.previous_secret);
+      req = signedRequest({
+        deliveryId: d.id, event: d.event_type, eventAt: d.event_at, emailId: d.email_id, mailboxId: d.mailbox_id,
+        timestamp: Math.floor(attemptedAt / 1000), secrets,
+      });
+    } catch (err) {
+      // Bad data in this row: nothing is sent, and it goes its own way (outcomes.ts) while the others go on.
+      logger.warn({ delivery_id: d.id, err }, 'a webhook delivery cannot be sent as stored');
+      outcomes.push({ delivery: d, attemptedAt, fault: true, result: { statusCode: null, retryAfter: undefined, latencyMs: 0, error: (err as Error).message, aborted: false } });
+      settled();
+      return;
+    }
     const p: Promise<void> = sender.post(d.url, req.headers, req.body).then((result) => {
       stats.sent++;
       const verdict = result.aborted ? 'aborted' : verdictOf(result.statusCode);
@@ -166,11 +243,8 @@ export function createDeliveryEngine(deps: {
       deps.onAttempt?.(verdict);
       outcomes.push({ delivery: d, attemptedAt, result });
     }).finally(() => {
-      inFlight--;
-      const left = (inFlightBy.get(d.webhook_id) ?? 1) - 1;
-      if (left > 0) inFlightBy.set(d.webhook_id, left); else inFlightBy.delete(d.webhook_id);
       sends.delete(p);
-      kick(outcomes.length >= flushBatch ? 0 : flushDelayMs);
+      settled();
     });
     sends.add(p);
   }
@@ -237,6 +311,9 @@ export function createDeliveryEngine(deps: {
       sender.abortAll();
       await Promise.allSettled([...sends]);
       while (running) await running;
+      // Outcomes waiting to be written again get one more try now (else their deliveries wait, `sending`, for the next start).
+      for (const [o, timer] of parked) { clearTimeout(timer); outcomes.push(o); }
+      parked.clear();
       if (outcomes.length > 0) { running = cycle(); await running; }
       started = false;
       await sender.close();

@@ -1,4 +1,4 @@
-import { Counter } from 'prom-client';
+import { Counter, Gauge } from 'prom-client';
 import type { Core } from '../core.js';
 import { postgresDeliveryClaims, sqliteDeliveryClaims } from './claims.js';
 import { createDeliveryStore } from './delivery-store.js';
@@ -32,6 +32,11 @@ export function installWebhooks(core: Core, opts: WebhookOptions = {}) {
   const attempts = new Counter({
     name: 'mailstead_webhook_attempts_total', help: 'Webhook delivery attempts by verdict (delivered, retry, gone, aborted)',
     labelNames: ['verdict'] as const, registers: [core.metrics.registry],
+  });
+  new Gauge({
+    name: 'mailstead_webhook_deliveries_set_aside', help: 'Webhook deliveries set aside (failed) because they could not be sent as stored',
+    registers: [core.metrics.registry],
+    async collect() { this.set(await deliveries.countSetAside(core.db)); },
   });
   const claims = core.session ? postgresDeliveryClaims(core.db, core.session) : sqliteDeliveryClaims(core.db, deliveries);
   const engine = createDeliveryEngine({

@@ -30,6 +30,12 @@ test('mailboxes: a generated password is shown once, bulk creation, IMAP setting
   await list.getByText('ann@box.example').waitFor();
   t.regex(await list.innerText(), /IMAP: mx\.mailstead\.test:993 \(ssl\)/);
   t.false((await list.innerText()).includes(password));
+  // Its Apple profile (DECISIONS.md section 21) as a download link, fetched with the key when clicked.
+  const profile = list.getByRole('link', { name: 'Apple profile for ann@box.example' });
+  t.is(await profile.getAttribute('href'), '/api/v1/mailboxes/ann@box.example/mobileconfig');
+  t.is(await profile.getAttribute('download'), 'ann@box.example.mobileconfig');
+  t.is(await profile.getAttribute('type'), 'application/x-apple-aspen-config');
+  t.is(await profile.innerText(), 'Apple profile');
 
   // Dismissed, or after a reload, the password is gone for good.
   await once.getByRole('button', { name: 'Dismiss' }).click();

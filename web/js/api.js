@@ -29,7 +29,7 @@ export const whenUnauthorized = (fn) => onUnauthorized.add(fn);
 /**
  * Calls the API. `query` values that are undefined, null or '' are left out.
  * @param {string} method @param {string} path (below /api, e.g. /v1/emails)
- * @param {{ query?: Record<string, any>, body?: any, text?: boolean, key?: string }} [o]
+ * @param {{ query?: Record<string, any>, body?: any, text?: boolean, blob?: boolean, key?: string }} [o]
  */
 export async function api(method, path, o = {}) {
   const url = new URL('/api' + path, location.origin);
@@ -38,7 +38,7 @@ export async function api(method, path, o = {}) {
   }
   const key = o.key ?? session.key;
   /** @type {Record<string, string>} */
-  const headers = { accept: o.text ? '*/*' : 'application/json' };
+  const headers = { accept: o.text || o.blob ? '*/*' : 'application/json' };
   if (key) headers.authorization = `Bearer ${key}`;
   let body;
   if (o.body !== undefined) { headers['content-type'] = 'application/json'; body = JSON.stringify(o.body); }
@@ -49,6 +49,7 @@ export async function api(method, path, o = {}) {
     throw new ApiError(0, 'The server could not be reached');
   }
   if (o.text && res.ok) return res.text();
+  if (o.blob && res.ok) return res.blob();
   const text = await res.text();
   let json = null;
   try { json = JSON.parse(text); } catch { /* not JSON */ }
@@ -61,6 +62,24 @@ export async function api(method, path, o = {}) {
 
 export const get = (/** @type {string} */ path, /** @type {Record<string, any>} */ query = {}) => api('GET', path, { query });
 export const post = (/** @type {string} */ path, /** @type {any} */ body = undefined) => api('POST', path, { body });
+
+/**
+ * Saves what a GET answers as a file named `filename`, the way a download link would; a plain link
+ * cannot carry the key, so the file is fetched with it and handed to the browser as a blob.
+ * @param {string} path (below /api) @param {string} filename
+ */
+export async function download(path, filename) {
+  const blob = await api('GET', path, { blob: true });
+  const url = URL.createObjectURL(blob);
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = filename;
+  document.body.appendChild(a);
+  a.click();
+  a.remove();
+  // After the click has handed the blob to the download.
+  setTimeout(() => URL.revokeObjectURL(url), 60_000);
+}
 
 const sleep = (/** @type {number} */ ms) => new Promise((r) => setTimeout(r, ms));
 

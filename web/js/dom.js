@@ -79,3 +79,24 @@ export function when(iso) {
   const d = new Date(iso);
   return Number.isNaN(d.getTime()) ? iso : d.toLocaleString();
 }
+
+const SVG = 'http://www.w3.org/2000/svg';
+
+/**
+ * A small line icon drawn inline in the text's colour (an SVG element, so it shows on systems
+ * without an emoji font, where a pictograph character is an empty box). `label` names it for
+ * assistive technology; the icon is decorative to everyone else.
+ * @param {string} path  the `d` of a 16 x 16 stroked path
+ * @param {string} label
+ */
+export function icon(path, label) {
+  const svg = document.createElementNS(SVG, 'svg');
+  for (const [k, v] of Object.entries({ viewBox: '0 0 16 16', width: '16', height: '16', fill: 'none', stroke: 'currentColor', 'stroke-width': '1.5', 'stroke-linecap': 'round', 'stroke-linejoin': 'round', 'aria-hidden': 'true', focusable: 'false' })) svg.setAttribute(k, v);
+  const d = document.createElementNS(SVG, 'path');
+  d.setAttribute('d', path);
+  svg.appendChild(d);
+  return h('span', { class: 'icon', role: 'img', 'aria-label': label }, svg);
+}
+
+/** A paperclip, the attachment marker. */
+export const PAPERCLIP = 'M13.5 7.2 8 12.7a3.4 3.4 0 0 1-4.8-4.8l5.9-5.9a2.2 2.2 0 0 1 3.1 3.1l-5.8 5.8a1 1 0 0 1-1.4-1.4l5.3-5.3';

@@ -17,6 +17,7 @@ import * as m015 from './015_pg_lz4_contents.js';
 import * as m016 from './016_install_secret.js';
 import * as m017 from './017_pg_keys_notify.js';
 import * as m018 from './018_pg_fts_received.js';
+import * as m019 from './019_inbound_set_aside.js';
 
 /**
  * Every migration, by name; names sort in the order they run. A capability adds its own numbered
@@ -41,4 +42,5 @@ export const migrations: Record<string, Migration> = {
   '016_install_secret': m016,
   '017_pg_keys_notify': m017,
   '018_pg_fts_received': m018,
+  '019_inbound_set_aside': m019,
 };

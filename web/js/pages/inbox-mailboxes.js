@@ -59,15 +59,18 @@ export function mailboxOptions(select) {
     },
 
     /**
-     * Walks the sync feed from its beginning, at most DISCOVERY_PAGES pages, learning every item.
+     * Walks the sync feed from its beginning, at most DISCOVERY_PAGES pages, learning every item;
+     * `also` hears each page too (the Folder selector learns from the same walk).
      * @param {() => boolean} stopped  true once the page has been left
+     * @param {(items: any[]) => void} [also]
      */
-    async discover(stopped) {
+    async discover(stopped, also) {
       let cursor;
       for (let page = 0; page < DISCOVERY_PAGES && !stopped(); page++) {
         const r = await get('/v1/emails/sync', { since: BEGINNING, per_page: 100, cursor });
         if (stopped()) return;
         this.learn(r.data ?? []);
+        also?.(r.data ?? []);
         cursor = r.meta?.next_cursor;
         if (!cursor) return;
       }

@@ -2,14 +2,14 @@
 // paging, the reading pane, and new mail without a reload: GET /v1/emails/sync is polled while the
 // page is open and visible (see docs/ARCHITECTURE.md, "Dashboard", for why polling).
 import { get } from '../api.js';
-import { fill, h, field, checkbox, when } from '../dom.js';
+import { fill, h, field, checkbox, icon, when, PAPERCLIP } from '../dom.js';
 import { explain, messages, pageTitle } from '../ui.js';
+import { folderOptions } from './inbox-folders.js';
 import { mailboxOptions } from './inbox-mailboxes.js';
 import { showMessage } from './message.js';
 
 /** How often the sync endpoint is asked for changes. */
 const POLL_MS = 3000;
-const FOLDERS = ['INBOX', 'Sent', 'Drafts', 'Trash', 'Junk'];
 
 /**
  * Whether this server's emails API has folders (DECISIONS.md section 14): its own OpenAPI
@@ -37,7 +37,10 @@ export async function render(main) {
   // By default the list holds the mail of every mailbox of the tenant; the selector narrows it to one.
   const mailbox = /** @type {HTMLSelectElement} */ (h('select', { name: 'mailbox' }, h('option', { value: '' }, 'All mailboxes')));
   const boxes = mailboxOptions(mailbox);
-  const folder = /** @type {HTMLSelectElement} */ (h('select', { name: 'folder' }, FOLDERS.map((f) => h('option', { value: f }, f))));
+  // The standard folders, then those of IMAP's making that mail is seen in (inbox-folders.js).
+  const folder = /** @type {HTMLSelectElement} */ (h('select', { name: 'folder' }));
+  const folders = folderOptions(folder, mailbox);
+  folders.show();
   const folderField = field('Folder', folder);
   folderField.hidden = true;
   const unread = checkbox('Unread only', { name: 'unread' });
@@ -86,7 +89,7 @@ export async function render(main) {
         h('span', { class: 'from' }, m.is_read ? null : h('span', { class: 'sr-only' }, 'Unread: '), m.from_name || m.from_email),
         h('span', { class: 'date' }, when(m.received_at)),
         h('span', { class: 'to' }, 'to ', m.to_email),
-        h('span', { class: 'subject' }, m.subject || '(no subject)', m.has_attachments ? h('span', { 'aria-label': ', with attachments' }, ' 📎') : null),
+        h('span', { class: 'subject' }, m.subject || '(no subject)', m.has_attachments ? [' ', icon(PAPERCLIP, 'with attachments')] : null),
         h('span', { class: 'snippet' }, m.snippet ?? '')))));
     fill(pager,
       page.meta?.prev_cursor ? h('button', { type: 'button', onclick: () => { cursor = page.meta.prev_cursor; load(); } }, 'Newer') : null,
@@ -94,7 +97,7 @@ export async function render(main) {
 
     // In a later task, after the rows are in and painted: sorting the selector's options (the
     // first localeCompare loads the collator) need not hold up the list.
-    setTimeout(() => boxes.learn(items), 0);
+    setTimeout(() => { boxes.learn(items); folders.learn(items); }, 0);
   }
 
   /** @param {number} id */
@@ -107,6 +110,12 @@ export async function render(main) {
 
   filters.addEventListener('submit', (ev) => { ev.preventDefault(); cursor = undefined; load(); });
   for (const el of [mailbox, folder, unread.input]) el.addEventListener('change', () => { cursor = undefined; load(); });
+  // A folder no longer chosen leaves the options when the chosen mailbox has no mail in it.
+  folder.addEventListener('change', () => folders.show());
+  mailbox.addEventListener('change', () => {
+    folders.show();
+    if (hasFolders) folders.discover(() => stopped).catch((e) => { if (!stopped) msg.error(`The folders could not be read from the mail: ${explain(e)}`); });
+  });
 
   // Live updates: the sync feed from the page's opening on. Its bound is inclusive, so items at the
   // last marker come again; they are recognised by id and marker and not counted twice.
@@ -122,6 +131,7 @@ export async function render(main) {
         for (let pages = 0, c; pages < 5; pages++) {
           const r = await get('/v1/emails/sync', { since: syncSince, per_page: 100, cursor: c });
           boxes.learn(r.data ?? []);
+          folders.learn(r.data ?? []);
           for (const item of r.data ?? []) {
             const mark = `${item.id}@${item.updated_at}`;
             if (!seen.has(mark)) { seen.add(mark); changed = true; }
@@ -145,11 +155,11 @@ export async function render(main) {
   // The folder question and the first page go out together: without `folder` the list is the
   // server's default folder (INBOX), which is what the selector starts on, so the first page does
   // not wait for the API description (a second round trip and a large JSON parse).
-  const folders = apiHasFolders();
+  const foldered = apiHasFolders();
   await load();
-  if (await folders) { hasFolders = true; folderField.hidden = false; }
-  // Not awaited: the list shows at once while earlier mail names the other mailboxes.
-  boxes.discover(() => stopped).catch((e) => { if (!stopped) msg.error(`The mailboxes could not be read from the mail: ${explain(e)}`); });
+  if (await foldered) { hasFolders = true; folderField.hidden = false; }
+  // Not awaited: the list shows at once while earlier mail names the other mailboxes and folders.
+  boxes.discover(() => stopped, (items) => folders.learn(items)).catch((e) => { if (!stopped) msg.error(`The mailboxes could not be read from the mail: ${explain(e)}`); });
   timer = setTimeout(poll, POLL_MS);
   return () => { stopped = true; clearTimeout(timer); };
 }

@@ -1,6 +1,7 @@
 // Mailboxes: create one or many (generated passwords shown once), the connection settings the API
-// returns (imap_credentials, and any other *_credentials such as submission), delete.
-import { get, post } from '../api.js';
+// returns (imap_credentials, and any other *_credentials such as submission) with an Apple profile
+// to download, delete.
+import { download, get, post } from '../api.js';
 import { fill, h, field, table } from '../dom.js';
 import { domainPicker, explain, messages, pageTitle, runTask, shownOnce } from '../ui.js';
 
@@ -15,6 +16,23 @@ function settings(entry) {
   const parts = Object.entries(entry).filter(([k, v]) => k.endsWith('_credentials') && v && typeof v === 'object')
     .map(([k, v]) => h('div', {}, h('strong', {}, `${settingName(k)}: `), `${v.host}:${v.port}${v.encryption ? ` (${v.encryption})` : ''}`));
   return parts.length ? parts : '—';
+}
+
+/**
+ * A link to the mailbox's Apple configuration profile (DECISIONS.md section 21: IMAP and submission
+ * set up in Apple Mail, no password inside). The link names the file for what it is; a click fetches
+ * it with the key, which a plain link cannot send.
+ * @param {string} address @param {ReturnType<typeof messages>} msg
+ */
+function appleProfile(address, msg) {
+  // '@' may stand in a path segment (RFC 3986 pchar); the address reads as itself in the link.
+  const path = `/v1/mailboxes/${encodeURIComponent(address).replace(/%40/g, '@')}/mobileconfig`;
+  const filename = `${address}.mobileconfig`;
+  return h('a', {
+    href: `/api${path}`, download: filename, type: 'application/x-apple-aspen-config', class: 'profile',
+    'aria-label': `Apple profile for ${address}`,
+    onclick: (/** @type {Event} */ ev) => { ev.preventDefault(); download(path, filename).catch((e) => msg.error(`The profile of ${address} could not be downloaded: ${explain(e)}`)); },
+  }, 'Apple profile');
 }
 
 /** @param {HTMLElement} main */
@@ -100,7 +118,7 @@ export async function render(main) {
     const entries = Object.entries(r.results ?? {}).sort(([a], [b]) => a.localeCompare(b));
     if (entries.length === 0) { fill(listArea, h('p', { class: 'empty' }, `No mailboxes on ${domain()} yet.`)); return; }
     fill(listArea, table(`Mailboxes of ${domain()}`, ['Address', 'Status', 'Quota', 'Created', 'Connection settings', 'Actions'], entries.map(([addr, m]) => [
-      addr, m.provisioning_status, m.mailbox_quota === '0MB' ? 'unlimited' : m.mailbox_quota, m.created_at, settings(m),
+      addr, m.provisioning_status, m.mailbox_quota === '0MB' ? 'unlimited' : m.mailbox_quota, m.created_at, [settings(m), h('div', {}, appleProfile(addr, msg))],
       h('button', { type: 'button', class: 'danger', 'aria-label': `Delete ${addr}`, onclick: () => remove(addr) }, 'Delete'),
     ])));
   }

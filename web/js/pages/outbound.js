@@ -34,7 +34,7 @@ export async function render(main) {
     fill(listArea, items.length === 0 ? h('p', { class: 'empty' }, 'Nothing in the outbound queue.') :
       table('Outbound queue', ['Recipient', 'Kind', 'Status', 'Attempts', 'Next attempt', 'Last response', 'Queued', 'Actions'], items.map((i) => [
         i.rcpt_to, i.kind, h('span', { class: `badge s-${i.status}` }, i.status), String(i.attempts), when(i.next_attempt_at),
-        i.last_response ? h('code', { class: 'wrap' }, i.last_response) : '—', when(i.created_at),
+        i.last_response ? h('code', {}, i.last_response) : '—', when(i.created_at),
         i.status === 'sent' ? '—' : h('button', { type: 'button', 'aria-label': `Retry delivery to ${i.rcpt_to}`, onclick: () => retry(i) }, 'Retry'),
       ])));
     fill(pager,

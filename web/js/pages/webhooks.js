@@ -88,7 +88,7 @@ export async function render(main) {
     const hooks = /** @type {any[]} */ (r.data ?? []);
     if (hooks.length === 0) { fill(listArea, h('p', { class: 'empty' }, 'No webhooks yet.')); return; }
     fill(listArea, table('Webhooks', ['ID', 'URL', 'Events', 'State', 'Last triggered', 'Actions'], hooks.map((w) => [
-      String(w.id), h('code', { class: 'wrap' }, w.url), w.events.join(', '),
+      String(w.id), h('code', {}, w.url), w.events.join(', '),
       h('span', { class: `badge ${w.is_active ? 's-verified' : 's-missing'}` }, w.is_active ? 'active' : 'inactive'),
       when(w.last_triggered_at),
       h('div', { class: 'actions' },
