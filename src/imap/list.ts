@@ -8,14 +8,41 @@ const SELECTION = new Set(['SUBSCRIBED', 'REMOTE', 'RECURSIVEMATCH', 'SPECIAL-US
 const RETURNS = new Set(['SUBSCRIBED', 'CHILDREN', 'STATUS', 'SPECIAL-USE']);
 export const STATUS_ITEMS = ['MESSAGES', 'UIDNEXT', 'UIDVALIDITY', 'UNSEEN', 'DELETED', 'SIZE', 'RECENT', 'HIGHESTMODSEQ', 'APPENDLIMIT'];
 
-/** A LIST pattern (with the reference prefixed) as a regular expression: `*` any, `%` any but the delimiter. */
-function patternRegex(reference: string, pattern: string): RegExp {
-  const full = reference + pattern;
-  const body = [...full].map((c) => (c === '*' ? '.*' : c === '%' ? '[^/]*' : c.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('');
-  return new RegExp(`^${body}$`, /^inbox/i.test(full) ? 'i' : '');
+/**
+ * A LIST pattern (with the reference prefixed) as a test of a folder name: `*` any, `%` any but the
+ * delimiter. Matched by walking the name once per pattern character, not by a regular expression: a
+ * pattern such as `***...*q` made the backtracking of one take minutes, and the whole process waited.
+ */
+function patternMatcher(reference: string, pattern: string): (name: string) => boolean {
+  const fold = /^inbox/i.test(reference + pattern);
+  // A run of wildcards is one: `*` when it holds one, else `%`.
+  const chars = [...(fold ? (reference + pattern).toLowerCase() : reference + pattern).replace(/[*%]+/g, (w) => (w.includes('*') ? '*' : '%'))];
+  const literals = chars.filter((c) => c !== '*' && c !== '%').length;
+  return (folder) => {
+    const name = [...(fold ? folder.toLowerCase() : folder)];
+    if (literals > name.length) return false;
+    // reach[i]: the pattern read so far can end just before name[i].
+    let reach = new Uint8Array(name.length + 1);
+    reach[0] = 1;
+    for (const c of chars) {
+      const next = new Uint8Array(name.length + 1);
+      let any = 0;
+      let on = 0;
+      for (let i = 0; i <= name.length; i++) {
+        if (c === '*') on = on || reach[i];
+        else if (c === '%') on = (on && name[i - 1] !== DELIMITER ? 1 : 0) || reach[i];
+        else on = i > 0 && reach[i - 1] && name[i - 1] === c ? 1 : 0;
+        next[i] = on;
+        any |= on;
+      }
+      if (!any) return false;
+      reach = next;
+    }
+    return reach[name.length] === 1;
+  };
 }
 
-const matches = (re: RegExp, name: string) => re.test(name) || (name === 'INBOX' && re.test('inbox'));
+const matches = (test: (name: string) => boolean, name: string) => test(name) || (name === 'INBOX' && test('inbox'));
 
 export function readStatusItems(p: Parser): string[] {
   const items = p.list(() => p.atom().toUpperCase(), false);
@@ -71,7 +98,7 @@ export async function list(s: Session, tag: string, p: Parser, lsub: boolean, st
     s.send(`* ${cmd} (\\Noselect) "${DELIMITER}" ""`);
     return s.finish(tag, `${cmd} completed`);
   }
-  const res = patterns.map((pt) => patternRegex(reference, pt));
+  const res = patterns.map((pt) => patternMatcher(reference, pt));
   const matched = (name: string) => res.some((re) => matches(re, name));
   const subscribedOnly = lsub || select.has('SUBSCRIBED');
   const recursive = lsub || select.has('RECURSIVEMATCH');
@@ -79,7 +106,7 @@ export async function list(s: Session, tag: string, p: Parser, lsub: boolean, st
   // Folders with a descendant that meets the selection but is not listed itself (CHILDINFO).
   const childInfo = new Set<string>();
   // LSUB (RFC 3501 6.3.10) names such a parent only for a descendant that % hid and * would match.
-  const starRes = patterns.map((pt) => patternRegex(reference, pt.replaceAll('%', '*')));
+  const starRes = patterns.map((pt) => patternMatcher(reference, pt.replaceAll('%', '*')));
   const hidden = (name: string) => !matched(name) && (!lsub || starRes.some((re) => matches(re, name)));
   if (recursive && subscribedOnly) for (const f of folders) if (meets(f) && hidden(f.name)) for (const a of ancestors(f.name)) childInfo.add(a);
   for (const f of folders) {

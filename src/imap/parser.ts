@@ -114,12 +114,18 @@ export class Parser {
     return this.number(Number.MAX_SAFE_INTEGER);
   }
 
-  /** A quoted string or a literal, as bytes. */
+  /**
+   * A quoted string or a literal, as bytes. NUL is in neither (RFC 9051: QUOTED-CHAR and CHAR8
+   * exclude it), and PostgreSQL refuses it in text, so a name or string holding one is BAD here.
+   */
   string(): Buffer {
     const c = this.peek();
-    if (c === 0x22) return this.quoted();
-    if (c === 0x7b || (c === 0x7e && this.buf[this.pos + 1] === 0x7b)) return this.literal();
-    this.fail('string');
+    let out: Buffer | null = null;
+    if (c === 0x22) out = this.quoted();
+    else if (c === 0x7b || (c === 0x7e && this.buf[this.pos + 1] === 0x7b)) out = this.literal();
+    if (!out) this.fail('string');
+    if (out.includes(0)) this.fail('string without NUL');
+    return out;
   }
 
   private quoted(): Buffer {

@@ -84,7 +84,8 @@ export class CommandReader {
       this.scanned = eol + 2;
       this.literalLeft = size;
       // Each announcement is seen once (scanning moves past it), so "+" goes out once per literal.
-      if (sync && buf.length - this.scanned < size) return { kind: 'continue' };
+      // A client announcing {0} waits for "+" too: nothing after the announcement means it is waiting.
+      if (sync && (buf.length - this.scanned < size || (size === 0 && buf.length === this.scanned))) return { kind: 'continue' };
     }
   }
 

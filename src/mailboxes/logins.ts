@@ -41,7 +41,9 @@ export function createMailboxLogins({ db, now = () => performance.now() }: { db:
   return {
     /** The active mailbox the address and password open, or null. */
     async verify(address: string, password: string): Promise<MailboxLogin | null> {
-      if (address.length > 320 || password.length > 1024) return null;
+      // No password holds NUL (IMAP's grammar and SASL PLAIN cannot carry one), and scrypt's HMAC pads
+      // its key with zero bytes, so "pw\0" would open the mailbox of "pw".
+      if (address.length > 320 || password.length > 1024 || password.includes('\0')) return null;
       const row = await db.selectFrom('mailboxes').select(['id', 'tenant_id', 'address', 'password_hash', 'status'])
         .where('address', '=', address.trim().toLowerCase()).executeTakeFirst();
       const login = row ? { mailboxId: row.id, tenantId: row.tenant_id, address: row.address } : null;
