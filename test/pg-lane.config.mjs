@@ -114,6 +114,7 @@ export default {
     'test/import/imap.test.ts', // IMAP import from a real Dovecot
     'test/import/restart.test.ts', // SIGKILL mid-import, restart: exact count
     'test/import/uploads.test.ts', // mbox and Maildir tar uploads, exports
+    'test/import/fuzz-uploads.test.ts', // hostile mbox and tar uploads
     'test/import/cli.test.ts', // mailstead import / export
     'test/imap/sequence.test.ts',
     'test/imap/select.test.ts',
