@@ -24,6 +24,8 @@ ENV NODE_ENV=production \
     MAILSTEAD_HTTP_PORT=8080 \
     MAILSTEAD_SMTP_PORT=2525
 WORKDIR /app
+# pg_dump and pg_restore: `mailstead backup` and `restore` in PostgreSQL mode (README, "Backup").
+RUN apt-get update && apt-get install -y --no-install-recommends postgresql-client && rm -rf /var/lib/apt/lists/*
 COPY --from=build /app/node_modules ./node_modules
 COPY --from=build /app/dist ./dist
 COPY package.json ./
