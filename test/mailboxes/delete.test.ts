@@ -65,7 +65,7 @@ test('deleting a root removes its two sub-domains, their mailboxes, aliases, eve
   t.deepEqual(Object.keys((await app.get('/v1/list/domain', key)).body.results), ['keep.example']);
   t.is(await count(app, 'mailboxes'), 1);
   t.is(await count(app, 'domains'), 1);
-  t.is(await count(app, 'dns_records'), 6);
+  t.is(await count(app, 'dns_records'), 11);
   t.is(await count(app, 'events'), 1);
   t.deepEqual((await app.app.db.selectFrom('aliases').select('address').execute()).map((a) => a.address), ['fwd@keep.example']);
   t.is((await app.get('/v1/list/mailbox?domain=root.example', key)).status, 404);
