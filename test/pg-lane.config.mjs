@@ -185,6 +185,7 @@ export default {
     'test/web/icons.test.ts',
     'test/web/inbox.test.ts',
     'test/web/inbox-folders.test.ts',
+    'test/web/import.test.ts',
     'test/web/layout.test.ts',
     'test/web/mailboxes.test.ts',
     'test/web/outbound.test.ts',

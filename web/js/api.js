@@ -29,7 +29,8 @@ export const whenUnauthorized = (fn) => onUnauthorized.add(fn);
 /**
  * Calls the API. `query` values that are undefined, null or '' are left out.
  * @param {string} method @param {string} path (below /api, e.g. /v1/emails)
- * @param {{ query?: Record<string, any>, body?: any, text?: boolean, blob?: boolean, key?: string }} [o]
+ * `upload` sends a file as the body, with its media type (an mbox import), instead of JSON.
+ * @param {{ query?: Record<string, any>, body?: any, upload?: { type: string, data: Blob }, text?: boolean, blob?: boolean, key?: string }} [o]
  */
 export async function api(method, path, o = {}) {
   const url = new URL('/api' + path, location.origin);
@@ -40,8 +41,10 @@ export async function api(method, path, o = {}) {
   /** @type {Record<string, string>} */
   const headers = { accept: o.text || o.blob ? '*/*' : 'application/json' };
   if (key) headers.authorization = `Bearer ${key}`;
+  /** @type {BodyInit | undefined} */
   let body;
   if (o.body !== undefined) { headers['content-type'] = 'application/json'; body = JSON.stringify(o.body); }
+  if (o.upload) { headers['content-type'] = o.upload.type; body = o.upload.data; }
   let res;
   try {
     res = await fetch(url, { method, headers, body, cache: 'no-store', credentials: 'omit' });

@@ -4,6 +4,7 @@
 import { download, get, post } from '../api.js';
 import { fill, h, field, table } from '../dom.js';
 import { domainPicker, explain, messages, pageTitle, runTask, shownOnce } from '../ui.js';
+import { importPanel } from './import.js';
 
 /** "imap_credentials" -> "IMAP", "submission_credentials" -> "Submission". @param {string} name */
 const settingName = (name) => {
@@ -40,6 +41,7 @@ export async function render(main) {
   const msg = messages();
   const once = h('div');
   const listArea = h('div');
+  const importArea = h('div');
   const picker = await domainPicker(() => refresh());
   if (picker.empty) {
     fill(main, pageTitle('Mailboxes'), h('p', { class: 'empty' }, 'Add a domain first: mailboxes live on a domain.'));
@@ -112,6 +114,13 @@ export async function render(main) {
     await refresh();
   }
 
+  /** Shows the import forms of one mailbox (one at a time), above the list. @param {string} address */
+  function openImport(address) {
+    fill(importArea, importPanel(address, () => fill(importArea)));
+    /** @type {HTMLElement | null} */ (importArea.querySelector('h2'))?.setAttribute('tabindex', '-1');
+    /** @type {HTMLElement | null} */ (importArea.querySelector('h2'))?.focus();
+  }
+
   async function refresh() {
     let r;
     try { r = await get('/v1/list/mailbox', { domain: domain(), include_credentials: 1 }); } catch (e) { fill(listArea, h('p', { class: 'error', role: 'alert' }, explain(e))); return; }
@@ -119,11 +128,13 @@ export async function render(main) {
     if (entries.length === 0) { fill(listArea, h('p', { class: 'empty' }, `No mailboxes on ${domain()} yet.`)); return; }
     fill(listArea, table(`Mailboxes of ${domain()}`, ['Address', 'Status', 'Quota', 'Created', 'Connection settings', 'Actions'], entries.map(([addr, m]) => [
       addr, m.provisioning_status, m.mailbox_quota === '0MB' ? 'unlimited' : m.mailbox_quota, m.created_at, [settings(m), h('div', {}, appleProfile(addr, msg))],
-      h('button', { type: 'button', class: 'danger', 'aria-label': `Delete ${addr}`, onclick: () => remove(addr) }, 'Delete'),
+      h('div', { class: 'actions' },
+        h('button', { type: 'button', 'aria-label': `Import into ${addr}`, onclick: () => openImport(addr) }, 'Import'),
+        h('button', { type: 'button', class: 'danger', 'aria-label': `Delete ${addr}`, onclick: () => remove(addr) }, 'Delete')),
     ])));
   }
 
   fill(main, pageTitle('Mailboxes'), picker.el, msg.el, once, single, bulk,
-    h('section', {}, h('h2', {}, 'Mailboxes'), listArea));
+    h('section', {}, h('h2', {}, 'Mailboxes'), importArea, listArea));
   await refresh();
 }
