@@ -137,7 +137,7 @@ const result = {
   export_maildir_messages_per_s: Math.round(median(exportRates)),
   runs: { import: ours.map(Math.round), mbsync: theirs.map(Math.round), export: exportRates.map(Math.round) },
 };
-console.log(JSON.stringify(result, null, 2));
+console.log(JSON.stringify(result));
 await app.stop();
 await dovecot.stop();
 rmSync(dir, { recursive: true, force: true });
