@@ -69,6 +69,9 @@ export interface AppOptions {
  * The composition root: opens the database, builds every capability once, and returns the running
  * parts with `start` (listen, work, tick) and `stop` (graceful, in dependency order).
  */
+/** How long an HTTP connection may send and receive nothing before it is closed. */
+const UPLOAD_IDLE_MS = 120_000;
+
 export async function createApp({ config, clock = systemClock, logger = createLogger(config.logLevel), parserThreads, outboundTesting, acme: acmeTest }: AppOptions) {
   // A bare OS hostname ("vm") ends up in the MX plan, the certificate and every bounce's sender.
   if (!config.hostname.includes('.')) {
@@ -156,6 +159,12 @@ export async function createApp({ config, clock = systemClock, logger = createLo
         s.once('error', reject);
       });
       server.keepAliveTimeout = 65_000;
+      // Mail uploads (import, DECISIONS.md section 20) stream up to 10 GB, which Node's default cap on a
+      // whole request (300 s) would cut off: the cap goes, and a connection that sends nothing for 2
+      // minutes is closed instead. Headers still must arrive within headersTimeout (60 s), and every
+      // JSON body has its size limit, so a slow client cannot hold a request open cheaply.
+      server.requestTimeout = 0;
+      server.setTimeout(UPLOAD_IDLE_MS);
       server.on('clientError', answerClientError);
       const httpPort = (server.address() as AddressInfo).port;
       const smtpPort = await smtp.listen();
