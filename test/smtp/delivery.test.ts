@@ -42,7 +42,6 @@ const MESSAGE = [
 const deliversEveryField = test.macro(async (t, parserThreads: number) => {
   const app = await startTestApp(t, { parserThreads });
   const { key, mailboxes } = await provision(app, 'deliver.test', ['bob']);
-  const before = Date.now();
   const res = await sendMail(app.smtpPort, { from: 'alice@example.org', to: ['bob@deliver.test'] }, MESSAGE);
   t.deepEqual(res.accepted, ['bob@deliver.test']);
   t.regex(res.response, /^250 2\.0\.0 Ok: queued as /);
@@ -82,7 +81,6 @@ const deliversEveryField = test.macro(async (t, parserThreads: number) => {
   const text = String(raw.body);
   t.regex(text, /^Return-Path: <alice@example\.org>\r\nReceived: from client\.example /, 'RFC 5321 section 4.4: the envelope sender, then our trace');
   t.true(text.endsWith(MESSAGE), 'the original bytes follow our trace header unchanged');
-  t.true(Date.now() - before < 30_000);
 });
 
 test('a message sent over SMTP is stored once its 250 came, with every field right, and its raw bytes kept', deliversEveryField, 0);
