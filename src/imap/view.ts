@@ -32,14 +32,14 @@ export class FolderView {
   private changedFlags = new Set<number>();
   private added = false;
   private standIns = 0;
-  /** UIDs recent in this session (\Recent, IMAP4rev1). */
+  /** UIDs recent for this connection (\Recent, IMAP4rev1). */
   readonly recent = new Set<number>();
   /** Whether \Recent is shown (IMAP4rev1 sessions). */
   showRecent = false;
   /** Keywords the client was told of in FLAGS; one not among them is announced with FLAGS first. */
   readonly keywords = new Set<string>();
   private newKeywords = false;
-  /** Claims a UID that arrived as recent for this session (see recent.ts); set by SELECT. */
+  /** Claims a UID that arrived as recent for this connection (see recent.ts); set by SELECT. */
   claimRecent: (uid: number) => boolean = () => false;
 
   constructor(readonly folder: FolderRow, entries: FolderEntry[], public marker: number, readonly readOnly: boolean) {
@@ -71,7 +71,7 @@ export class FolderView {
     return this.flagsLines();
   }
 
-  /** The flags of an entry as this session shows them (\Seen from `read`, \Recent to IMAP4rev1). */
+  /** The flags of an entry as this connection shows them (\Seen from `read`, \Recent to IMAP4rev1). */
   flagsOf(e: FolderEntry): string[] {
     const out = flagsOf(e);
     if (this.showRecent && this.recent.has(e.uid)) out.unshift('\\Recent');
