@@ -242,3 +242,19 @@ export async function peerCommonName(s: RawSession): Promise<string> {
     secure.once('error', reject);
   });
 }
+
+/**
+ * Sends `count` messages over `connections` SMTP connections at once, each connection taking the
+ * next number until all are sent; `send` sends message n on a connection and checks its answer.
+ */
+export async function sendOverConnections(port: number, count: number, connections: number, send: (c: SMTPConnection, n: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  await Promise.all(Array.from({ length: connections }, async () => {
+    const c = await smtpClient(port);
+    try {
+      while (next < count) await send(c, next++);
+    } finally {
+      c.quit();
+    }
+  }));
+}

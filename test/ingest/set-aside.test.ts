@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { startTestApp, type TestClient } from '../helpers/app.js';
 import { onPostgres } from '../helpers/pg.js';
 import { runCli } from '../helpers/process.js';
-import { listAll, provision, sendMail, sendOn, smtpClient } from '../helpers/smtp.js';
+import { listAll, provision, sendMail, sendOn, sendOverConnections } from '../helpers/smtp.js';
 
 const COUNT = 100;
 const CONNECTIONS = 4;
@@ -65,18 +65,9 @@ test('a message that always fails to store is set aside while the next 100 are s
   const { app, key, admin, cli, setAside, gauge, send, until } = await world(t);
   await refusePoison(app);
   t.regex((await send('poison one', 'poison-1')).response, /^250 /);
-  let next = 0;
-  await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
-    const c = await smtpClient(app.smtpPort);
-    try {
-      while (next < COUNT) {
-        const n = next++;
-        t.regex((await sendOn(c, { from: 'a@sender.example', to: ['box@aside.test'] }, message(`ordinary ${n}`, `ordinary-${n}`))).response, /^250 /);
-      }
-    } finally {
-      c.quit();
-    }
-  }));
+  await sendOverConnections(app.smtpPort, COUNT, CONNECTIONS, async (c, n) => {
+    t.regex((await sendOn(c, { from: 'a@sender.example', to: ['box@aside.test'] }, message(`ordinary ${n}`, `ordinary-${n}`))).response, /^250 /);
+  });
   const stored = await until('the 100 ordinary messages listed', async () => { const l = await listAll(app, key); return l.length >= COUNT && l; });
   t.is(stored.length, COUNT, 'every ordinary message is stored, none waits behind the poison');
   t.false(stored.some((e) => e.subject.startsWith('poison')));

@@ -2,7 +2,7 @@ import test from 'ava';
 import { sql } from 'kysely';
 import { startTestApp } from '../helpers/app.js';
 import { onPostgres } from '../helpers/pg.js';
-import { listAll, provision, sendOn, smtpClient } from '../helpers/smtp.js';
+import { listAll, provision, sendOn, sendOverConnections } from '../helpers/smtp.js';
 
 const COUNT = 300;
 const CONNECTIONS = 5;
@@ -21,18 +21,9 @@ test('a storage transaction that fails strands no mail: once storing works again
   }
 
   const raw = (n: number) => `From: a@sender.example\r\nTo: box@fail.test\r\nSubject: held ${n}\r\nMessage-ID: <held-${n}@sender.example>\r\n\r\nbody ${n}\r\n`;
-  let next = 0;
-  await Promise.all(Array.from({ length: CONNECTIONS }, async () => {
-    const c = await smtpClient(app.smtpPort);
-    try {
-      while (next < COUNT) {
-        const n = next++;
-        t.regex((await sendOn(c, { from: 'a@sender.example', to: ['box@fail.test'] }, raw(n))).response, /^250 /);
-      }
-    } finally {
-      c.quit();
-    }
-  }));
+  await sendOverConnections(app.smtpPort, COUNT, CONNECTIONS, async (c, n) => {
+    t.regex((await sendOn(c, { from: 'a@sender.example', to: ['box@fail.test'] }, raw(n))).response, /^250 /);
+  });
   // More than one batch is queued with nothing arriving: the worker picks the next batch while the
   // failing one is stored, so a failure meets a batch picked and not yet stored. Let it fail a few times.
   await new Promise((r) => setTimeout(r, 2500));
