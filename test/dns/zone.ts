@@ -5,6 +5,18 @@ import dns2, { Packet } from 'dns2';
 // RFC 1035 4.1.1 (dns2 has them at run time as Packet.RCODE, but not in its types).
 const RCODE = { SERVFAIL: 2, NXDOMAIN: 3, REFUSED: 5 } as const;
 
+// RFC 2782: an SRV target is never compressed, and c-ares in Node 22 rejects an answer where it is
+// (EBADRESP). dns2 compresses every name it writes, so the target is written out in full.
+(Packet as any).Resource.SRV.encode = function encodeSrv(record: any, writer: any) {
+  writer.write(record.priority, 16);
+  writer.write(record.weight, 16);
+  writer.write(record.port, 16);
+  const names = writer.names;
+  writer.names = undefined;
+  (Packet as any).Name.encode(record.target, writer);
+  writer.names = names;
+};
+
 type Rr = { type: 'MX'; exchange: string; priority: number } | { type: 'TXT'; chunks: string[] }
   | { type: 'SRV'; priority: number; weight: number; port: number; target: string } | { type: 'CNAME'; target: string };
 
