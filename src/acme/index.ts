@@ -55,7 +55,7 @@ export async function installAcme(opts: { config: Config; logger: Logger; clock:
 
   if (!config.acmeEmail || filesConfigured(config)) {
     if (config.acmeEmail) logger.info('MAILSTEAD_ACME_EMAIL is ignored: MAILSTEAD_TLS_CERT/KEY take precedence');
-    const off: ScheduleStatus = { attempts: 0, failures: 0, nextAttemptAt: null, lastError: null, running: false };
+    const off: ScheduleStatus = { attempts: 0, failures: 0, nextAttemptAt: null, lastError: null, running: false, looks: 0 };
     return { enabled: false, challenges, start() {}, async stop() {}, status: () => ({ ...off, enabled: false }) };
   }
   const email = config.acmeEmail;

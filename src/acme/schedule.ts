@@ -55,6 +55,8 @@ export interface ScheduleStatus {
   lastError: string | null;
   /** An order is in progress now. */
   running: boolean;
+  /** Times the schedule has looked at the clock and decided (a test waits for one more look instead of a sleep). */
+  looks: number;
 }
 
 /**
@@ -73,7 +75,7 @@ export function createRenewalSchedule(opts: {
   order: () => Promise<Validity>;
 }) {
   const { clock, policy, logger } = opts;
-  const status: ScheduleStatus = { attempts: 0, failures: 0, nextAttemptAt: null, lastError: null, running: false };
+  const status: ScheduleStatus = { attempts: 0, failures: 0, nextAttemptAt: null, lastError: null, running: false, looks: 0 };
   let timer: NodeJS.Timeout | null = null;
   let inFlight: Promise<void> | null = null;
   let stopped = true;
@@ -93,6 +95,7 @@ export function createRenewalSchedule(opts: {
   function tick(): void {
     timer = null;
     if (stopped) return;
+    status.looks += 1;
     if (status.nextAttemptAt !== null && clock.now() >= status.nextAttemptAt) {
       inFlight = attempt().finally(() => { inFlight = null; arm(); });
       return;

@@ -39,6 +39,8 @@ const SIGNING_HEAP = { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 8 }
 export function createSigningThread(opts: { idleMs: number; timeoutMs: number; logger: Logger }) {
   const entry = threadEntry(import.meta.url, 'sign-worker');
   let worker: Worker | null = null;
+  let started = 0;
+  let exited = 0;
   let seq = 0;
   const pending = new Map<number, { worker: Worker; resolve: (head: Buffer) => void; reject: (err: Error) => void; timer: NodeJS.Timeout }>();
   const idle = idleTimer(opts.idleMs, () => pending.size > 0, () => {
@@ -60,6 +62,7 @@ export function createSigningThread(opts: { idleMs: number; timeoutMs: number; l
 
   function spawn(): Worker {
     const w = new Worker(entry.script, { eval: entry.evaluated, resourceLimits: ownHeapLimits(SIGNING_HEAP) });
+    started += 1;
     // Never keeps the process alive.
     w.unref();
     w.on('message', (reply: SignReply) => {
@@ -77,6 +80,7 @@ export function createSigningThread(opts: { idleMs: number; timeoutMs: number; l
       failAll(err, w);
     });
     w.on('exit', (code) => {
+      exited += 1;
       if (worker === w) worker = null;
       // A thread stopped while idle has nothing pending; any other exit fails what it held.
       failAll(new Error(`signing thread exited with code ${code}`), w);
@@ -101,6 +105,10 @@ export function createSigningThread(opts: { idleMs: number; timeoutMs: number; l
         pending.set(id, { worker: w, resolve, reject, timer });
         w.postMessage({ id, raw, ...req } satisfies SignRequest);
       });
+    },
+    /** Threads started and exited so far (a test sees the idle stop end a thread). */
+    threads(): { started: number; exited: number } {
+      return { started, exited };
     },
     /** Stops the thread; requests still pending are rejected. */
     async close(): Promise<void> {

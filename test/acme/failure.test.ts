@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { manualClock } from '../../src/clock.js';
-import { acmeWorld, BACKOFF_FIRST_MS, HOSTNAME, leafOf, starttlsChain, startAcmeApp, waitFor } from './setup.js';
+import { acmeWorld, BACKOFF_FIRST_MS, HOSTNAME, leafOf, looksAgain, startAcmeApp, starttlsChain, waitFor } from './setup.js';
 
 test('a refused order keeps the self-signed certificate serving and is retried with a doubling backoff until it succeeds', async (t) => {
   const world = await acmeWorld(t);
@@ -23,7 +23,7 @@ test('a refused order keeps the self-signed certificate serving and is retried w
 
   // Nothing happens before the backoff has passed.
   clock.advance(BACKOFF_FIRST_MS - 1000);
-  await new Promise((r) => setTimeout(r, 300));
+  await looksAgain(app.app.acme);
   t.is(app.app.acme.status().attempts, 1);
 
   // The second failure waits twice as long.

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { manualClock } from '../../src/clock.js';
-import { acmeWorld, BACKOFF_FIRST_MS, DAY_MS, HOSTNAME, leafOf, starttlsChain, startAcmeApp, waitFor } from './setup.js';
+import { acmeWorld, BACKOFF_FIRST_MS, DAY_MS, HOSTNAME, leafOf, looksAgain, startAcmeApp, starttlsChain, waitFor } from './setup.js';
 
 test('renewal: no order while more than 30 days remain; within 30 days a new certificate is ordered, stored and served without a restart', async (t) => {
   const world = await acmeWorld(t);
@@ -15,7 +15,7 @@ test('renewal: no order while more than 30 days remain; within 30 days a new cer
 
   // 31 days before expiry: the schedule looks at the clock every 50 ms and must leave it alone.
   clock.set(first.validTo - 31 * DAY_MS);
-  await new Promise((r) => setTimeout(r, 500));
+  await looksAgain(app.app.acme);
   t.is(app.app.acme.status().attempts, 1);
   t.is((await starttlsChain(app.smtpPort, HOSTNAME)).fingerprint, first.fingerprint);
 
@@ -29,7 +29,7 @@ test('renewal: no order while more than 30 days remain; within 30 days a new cer
   // Pebble dates certificates by the real clock, so the renewed one is due as well by the moved
   // clock: the schedule still waits a backoff step rather than ordering again at once.
   t.is(app.app.acme.status().nextAttemptAt, clock.now() + BACKOFF_FIRST_MS);
-  await new Promise((r) => setTimeout(r, 300));
+  await looksAgain(app.app.acme);
   t.is(app.app.acme.status().attempts, 2);
   const served = await starttlsChain(app.smtpPort, HOSTNAME);
   t.is(served.fingerprint, renewed.fingerprint);

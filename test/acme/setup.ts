@@ -59,6 +59,15 @@ export async function waitFor(what: string, check: () => boolean | Promise<boole
   }
 }
 
+/**
+ * Waits until the renewal schedule has looked at the clock `times` more times since the call: what
+ * it decided at those looks is in its status afterwards (instead of sleeping and hoping it looked).
+ */
+export async function looksAgain(acme: { status(): { looks: number } }, times = 2): Promise<void> {
+  const from = acme.status().looks;
+  await waitFor(`${times} more looks at the clock`, () => acme.status().looks >= from + times);
+}
+
 /** The chain a fresh STARTTLS handshake presents: leaf and its issuer as the client saw them. */
 export async function starttlsChain(port: number, servername?: string) {
   const session = await startTls(port, servername);

@@ -26,10 +26,16 @@ test('the signing thread prepends the same ARC set and DKIM-Signature as signFor
   const here = await signForward(MESSAGE, { domain: 'alias.test', selector: 'mailstead', privateKey: createPrivateKey(pair.privateKeyPem) }, { authservId: 'mx.alias.test', authResults, now });
   t.is(Buffer.concat([head, MESSAGE]).toString('latin1'), here.toString('latin1'));
   t.regex(head.toString('latin1'), /^ARC-Seal: i=1;[\s\S]*\r\nDKIM-Signature: [\s\S]*\r\n$/);
-  // After the idle time the thread stops; the next request starts another one.
-  await new Promise((r) => setTimeout(r, 400));
+  t.deepEqual(signer.threads(), { started: 1, exited: 0 });
+  // After the idle time the thread stops (its exit event seen); the next request starts another one.
+  for (const deadline = Date.now() + 30_000; signer.threads().exited === 0;) {
+    if (Date.now() > deadline) throw new Error('the idle thread did not stop');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  t.deepEqual(signer.threads(), { started: 1, exited: 1 });
   const again = await signer.sign(MESSAGE, { pem: pair.privateKeyPem, domain: 'alias.test', selector: 'mailstead', authservId: 'mx.alias.test', authResults, now: now.getTime() });
   t.true(again.equals(head));
+  t.deepEqual(signer.threads(), { started: 2, exited: 1 }, 'a new thread signed it');
 });
 
 test('a closed signing thread rejects requests (the caller signs on its own thread then)', async (t) => {
@@ -45,4 +51,18 @@ test('a request the thread cannot sign (a key that does not parse) is rejected, 
   await t.throwsAsync(signer.sign(MESSAGE, { pem: 'not a key', domain: 'bad.test', selector: 'mailstead', authservId: 'mx', authResults: '', now: Date.now() }));
   const head = await signer.sign(MESSAGE, { pem: pair.privateKeyPem, domain: 'alias.test', selector: 'mailstead', authservId: 'mx', authResults: '', now: Date.now() });
   t.regex(head.toString('latin1'), /DKIM-Signature: /);
+  t.is(signer.threads().started, 1, 'the same thread signed both');
+});
+
+test('close stops the running thread', async (t) => {
+  const pair = await generateDkimKeyPair();
+  const signer = createSigningThread({ idleMs: 60_000, timeoutMs: 30_000, logger: createLogger('silent') });
+  await signer.sign(MESSAGE, { pem: pair.privateKeyPem, domain: 'alias.test', selector: 'mailstead', authservId: 'mx', authResults: '', now: Date.now() });
+  t.deepEqual(signer.threads(), { started: 1, exited: 0 });
+  await signer.close();
+  for (const deadline = Date.now() + 30_000; signer.threads().exited === 0;) {
+    if (Date.now() > deadline) throw new Error('the thread did not stop');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  t.deepEqual(signer.threads(), { started: 1, exited: 1 });
 });
