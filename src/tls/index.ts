@@ -34,6 +34,8 @@ export interface CertificateSource {
   /** Calls `listener` after every swap: for listeners that keep their own default context (smtp-server
    *  uses its own for handshakes without SNI). Returns an unregister. */
   onSwap(listener: (pair: { key: Buffer; cert: Buffer; context: SecureContext }) => void): () => void;
+  /** Renewal checks of the self-signed certificate finished so far (a test waits for more of them instead of a sleep). */
+  renewalChecks(): number;
   /** Stops the daily renewal check of the self-signed certificate. */
   close(): void;
 }
@@ -56,6 +58,7 @@ export async function createCertificateSource(opts: CertificateSourceOptions): P
   const now = opts.now ?? Date.now;
   let renewal: NodeJS.Timeout | null = null;
   let renewing = false;
+  let renewalChecks = 0;
   let swappable;
 
   if (filesConfigured(config)) {
@@ -76,7 +79,8 @@ export async function createCertificateSource(opts: CertificateSourceOptions): P
   /** Replaces the self-signed pair when it nears its end, unless another source has taken over. */
   async function renewSelfSigned(): Promise<void> {
     // A check still generating (RSA keys take a moment) is not overtaken by the next one.
-    if (renewing || holder.current().source !== 'self-signed') return;
+    if (renewing) return;
+    if (holder.current().source !== 'self-signed') { renewalChecks += 1; return; }
     renewing = true;
     try {
       const next = await loadOrCreateSelfSigned(config.dataDir, config.hostname, now());
@@ -85,6 +89,7 @@ export async function createCertificateSource(opts: CertificateSourceOptions): P
       logger.error({ err }, 'self-signed certificate renewal failed; keeping the current one');
     } finally {
       renewing = false;
+      renewalChecks += 1;
     }
   }
 
@@ -102,6 +107,7 @@ export async function createCertificateSource(opts: CertificateSourceOptions): P
         throw err;
       }
     },
+    renewalChecks: () => renewalChecks,
     close() {
       if (renewal) clearInterval(renewal);
       renewal = null;

@@ -90,3 +90,15 @@ export function processApi(port: number, key: string, { deadlineMs = 20_000, eve
   };
   return { call, poll };
 }
+
+/**
+ * The server's `mailstead_ingest_backlog_messages` gauge (SMTP mail acknowledged and not yet stored,
+ * read at the scrape): 0 once everything it acknowledged, or found in its journal and queue at
+ * start, is stored. Tests wait for it rather than for a listing to stop growing for a while.
+ */
+export async function ingestBacklog(httpPort: number): Promise<number> {
+  const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
+  const line = /^mailstead_ingest_backlog_messages (\S+)$/m.exec(text);
+  if (!line) throw new Error('no mailstead_ingest_backlog_messages in /metrics');
+  return Number(line[1]);
+}

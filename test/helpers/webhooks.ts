@@ -134,6 +134,18 @@ export async function createWebhook(app: TestClient, key: string, body: Record<s
   return r.body.data;
 }
 
+/**
+ * Waits until the delivery queue is idle: no delivery of any tenant is queued or being sent (the
+ * fan-out writes its rows in the recording transaction, so what is not a row is never sent, and a
+ * request reaches its receiver before its row leaves `sending`). Returns every delivery row.
+ */
+export async function deliveriesSettled(app: TestClient, timeoutMs = 30_000) {
+  return waitFor(async () => {
+    const rows = await app.app.db.selectFrom('webhook_deliveries').select(['webhook_id', 'status', 'attempts']).execute();
+    return rows.every((r) => r.status !== 'queued' && r.status !== 'sending') ? rows : null;
+  }, 'every webhook delivery settled', timeoutMs);
+}
+
 /** The deliveries list of a webhook (the body's data). */
 export async function deliveriesOf(app: TestClient, key: string, webhookId: number): Promise<any[]> {
   const r = await app.get(`/v1/webhooks/${webhookId}/deliveries`, key);

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import test from 'ava';
 import { tempDir } from '../helpers/app.js';
 import { freshPostgresDatabase } from '../helpers/pg.js';
-import { processApi, runCli, startServerProcess, type ServerProcess } from '../helpers/process.js';
+import { ingestBacklog, processApi, runCli, startServerProcess, type ServerProcess } from '../helpers/process.js';
 import { sendOn, smtpClient } from '../helpers/smtp.js';
 
 /** A node's start-up may take long on a loaded shared machine (two at once, each compiling its sources). */
@@ -95,18 +95,16 @@ test('two nodes on one PostgreSQL database: mail through either is listed once o
   const attempted = next;
 
   // Node A alone stores what both acknowledged (B's half-done batch rolled back when its connections died).
-  let items: any[] = [];
-  let stableSince = Date.now();
+  // Until every acknowledged message is listed and A's backlog gauge (both nodes' queued rows) is
+  // empty, so nothing is left that could add a second copy; then list once more.
   const until = Date.now() + 90_000;
   for (;;) {
-    const all = await httpA.listAll();
-    if (all.length !== items.length) stableSince = Date.now();
-    items = all;
-    const subjects = new Set(items.map((i) => i.subject));
-    if ([...acked].every((n) => subjects.has(`pair ${n}`)) && Date.now() - stableSince > 1500) break;
+    const subjects = new Set((await httpA.listAll()).map((i: any) => i.subject));
+    if ([...acked].every((n) => subjects.has(`pair ${n}`)) && (await ingestBacklog(a.httpPort)) === 0) break;
     if (Date.now() > until) break;
     await new Promise((r) => setTimeout(r, 200));
   }
+  const items: any[] = await httpA.listAll();
   const seen = new Map<number, number>();
   for (const i of items) {
     const n = Number(/^pair (\d+)$/.exec(i.subject)?.[1]);

@@ -5,6 +5,14 @@ import { connect } from 'node:net';
 import { tempDir } from '../helpers/app.js';
 import { runCli, startServerProcess } from '../helpers/process.js';
 
+/** Polls `done` every 20 ms until it holds (bounded at 20 s). */
+async function until(what: string, done: () => boolean): Promise<void> {
+  for (const deadline = Date.now() + 20_000; !done();) {
+    if (Date.now() > deadline) throw new Error(`not within 20 s: ${what}`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
 test('the process prints its ports, serves health, and exits 0 on SIGTERM', async (t) => {
   const dir = tempDir(t);
   const server = await startServerProcess(dir);
@@ -23,13 +31,15 @@ test('the process prints its ports, serves health, and exits 0 on SIGTERM', asyn
   let answer = '';
   socket.on('data', (d) => { answer += d; });
   const ended = once(socket, 'end');
-  socket.write(`POST /api/v1/create/domain HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body.slice(0, 5)}`);
-  await new Promise((r) => setTimeout(r, 200));
+  // Expect: 100-continue makes the server say when it has the request's head: then it is in flight.
+  socket.write(`POST /api/v1/create/domain HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\nExpect: 100-continue\r\n\r\n${body.slice(0, 5)}`);
+  await until('the request head read', () => /^HTTP\/1\.1 100 Continue\r\n\r\n/.test(answer));
   const started = Date.now();
   server.child.kill('SIGTERM');
-  await new Promise((r) => setTimeout(r, 300));
+  await until('the server taking the signal', () => server.output().includes('"msg":"shutting down"'));
   socket.write(body.slice(5)); // no half-close: clients keep their side open until the answer
   await ended;
+  answer = answer.replace(/^HTTP\/1\.1 100 Continue\r\n\r\n/, '');
   t.regex(answer, /^HTTP\/1\.1 200 /);
   t.regex(answer, /"task_id":\d+/);
   t.regex(answer, /\r\nConnection: close\r\n/i, 'a draining server lets keep-alive connections go');

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { tempDir } from '../helpers/app.js';
 import { freshPostgresDatabase, onPostgres } from '../helpers/pg.js';
-import { processApi, runCli, startServerProcess, type ServerProcess } from '../helpers/process.js';
+import { ingestBacklog, processApi, runCli, startServerProcess, type ServerProcess } from '../helpers/process.js';
 import { certificate, rawSession, peerCommonName, sendOn, smtpClient } from '../helpers/smtp.js';
 
 const api = (port: number, key: string) => processApi(port, key);
@@ -77,11 +77,9 @@ test('SIGKILL in the middle of a stream of deliveries: after a restart every 250
 
   server = await startServerProcess(dataDir, database);
   http = api(server.httpPort, key);
-  // The worker resumes what was committed; wait until the listing holds every acknowledged message and stops growing.
-  let items: any[] = [];
-  let stableSince = 0;
-  const until = Date.now() + 90_000;
-  for (;;) {
+  // The worker resumes what was committed; wait until the listing holds every acknowledged message
+  // and the ingest backlog is empty (nothing left that could add a second copy), then list once more.
+  const listing = async () => {
     const all: any[] = [];
     let cursor: string | null = null;
     do {
@@ -89,14 +87,16 @@ test('SIGKILL in the middle of a stream of deliveries: after a restart every 250
       all.push(...r.body.data);
       cursor = r.body.meta.next_cursor;
     } while (cursor);
-    if (all.length !== items.length) stableSince = Date.now();
-    items = all;
-    const subjects = new Set(items.map((i) => i.subject));
+    return all;
+  };
+  const until = Date.now() + 90_000;
+  for (;;) {
+    const subjects = new Set((await listing()).map((i) => i.subject));
     const complete = [...acked].every((n) => subjects.has(`crash ${n}`));
-    if (complete && Date.now() - stableSince > 1500) break;
-    if (Date.now() > until) break;
+    if ((complete && (await ingestBacklog(server.httpPort)) === 0) || Date.now() > until) break;
     await new Promise((r) => setTimeout(r, 200));
   }
+  const items = await listing();
 
   const seen = new Map<number, number>();
   for (const i of items) {

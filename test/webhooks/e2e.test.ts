@@ -1,7 +1,7 @@
 import test from 'ava';
 import { startTestApp } from '../helpers/app.js';
 import { deliver, makeInbox, waitForEmails } from '../helpers/emails.js';
-import { createWebhook, hexSignatureMatches, startReceiver } from '../helpers/webhooks.js';
+import { createWebhook, deliveriesSettled, hexSignatureMatches, startReceiver } from '../helpers/webhooks.js';
 
 test('inbound, read and delete through the API each reach the webhook, signed', async (t) => {
   const app = await startTestApp(t, { env: { MAILSTEAD_WEBHOOK_ALLOW_PRIVATE: 'true' } });
@@ -31,6 +31,6 @@ test('inbound, read and delete through the API each reach the webhook, signed', 
     t.deepEqual(hexSignatureMatches(hook.secret, r), [true]);
     t.deepEqual(Object.keys(r.body), ['event', 'timestamp', 'data']);
   }
-  await new Promise((r) => setTimeout(r, 300));
+  t.deepEqual((await deliveriesSettled(app)).map((d) => d.status), ['delivered', 'delivered', 'delivered'], 'three deliveries, each sent once');
   t.deepEqual(receiver.requests.map((r) => r.headers['x-webhook-event']), ['email.received', 'email.read', 'email.deleted']);
 });

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { PER_WEBHOOK_CONCURRENCY } from '../../src/webhooks/engine.js';
 import { startTestApp } from '../helpers/app.js';
-import { createWebhook, deliveriesOf, recordEvents, startReceiver, tenantOf, waitFor } from '../helpers/webhooks.js';
+import { createWebhook, deliveriesOf, deliveriesSettled, recordEvents, startReceiver, tenantOf, waitFor } from '../helpers/webhooks.js';
 
 const PRIVATE_OK = { MAILSTEAD_WEBHOOK_ALLOW_PRIVATE: 'true' };
 
@@ -36,9 +36,10 @@ test('each of the three events is delivered with its payload to subscribed webho
   const [read] = await readOnly.waitForCount(1);
   t.is(read.body.event, 'email.read');
 
-  // The fan-out happened in the recording transaction; the rest must stay silent.
-  await waitFor(async () => (await deliveriesOf(app, key, allHook.id)).every((d) => d.status === 'delivered'), 'deliveries marked delivered');
-  await new Promise((r) => setTimeout(r, 300));
+  // The fan-out happened in the recording transaction; once the queue is idle the rest stayed silent.
+  const rows = await deliveriesSettled(app);
+  t.deepEqual(rows.map((r) => r.status), ['delivered', 'delivered', 'delivered', 'delivered']);
+  t.deepEqual((await deliveriesOf(app, key, allHook.id)).map((d) => d.status), ['delivered', 'delivered', 'delivered']);
   t.is(all.requests.length, 3);
   t.is(readOnly.requests.length, 1);
   t.is(inactive.requests.length, 0);
@@ -63,7 +64,7 @@ test('a deactivated webhook stops getting new deliveries and a reactivated one g
   await recordEvents(app, tenant, [{ type: 'email.received', emailId: 2, mailboxId: 1 }]);
   const [r] = await receiver.waitForCount(1);
   t.is(r.body.data.email_id, 2);
-  await new Promise((res) => setTimeout(res, 300));
+  t.deepEqual((await deliveriesSettled(app)).map((d) => d.status), ['delivered'], 'the event recorded while inactive has no delivery');
   t.is(receiver.requests.length, 1);
 });
 
@@ -133,7 +134,7 @@ test('events are recorded only for a tenant with an active webhook subscribed to
   t.deepEqual(await events(), [{ tenant_id: tenant, type: 'email.read', email_id: 2 }]);
   const [got] = await receiver.waitForCount(1);
   t.deepEqual(got.body.data, { email_id: 2, mailbox_id: 3 });
-  await new Promise((r) => setTimeout(r, 300));
+  t.deepEqual((await deliveriesSettled(app)).map((d) => d.webhook_id), [readOnly.id], 'one delivery in all, to this webhook');
   t.is(receiver.requests.length, 1, 'the email before the webhook was active is not delivered');
   t.is(foreign.requests.length, 0, "another tenant's webhook hears nothing of this tenant");
 });
