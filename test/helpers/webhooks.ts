@@ -140,10 +140,11 @@ export async function createWebhook(app: TestClient, key: string, body: Record<s
  * request reaches its receiver before its row leaves `sending`). Returns every delivery row.
  */
 export async function deliveriesSettled(app: TestClient, timeoutMs = 30_000) {
-  return waitFor(async () => {
-    const rows = await app.app.db.selectFrom('webhook_deliveries').select(['webhook_id', 'status', 'attempts']).execute();
-    return rows.every((r) => r.status !== 'queued' && r.status !== 'sending') ? rows : null;
+  const rows = await waitFor(async () => {
+    const all = await app.app.db.selectFrom('webhook_deliveries').select(['webhook_id', 'status', 'attempts']).execute();
+    return all.every((r) => r.status !== 'queued' && r.status !== 'sending') ? all : null;
   }, 'every webhook delivery settled', timeoutMs);
+  return rows!;
 }
 
 /** The deliveries list of a webhook (the body's data). */
