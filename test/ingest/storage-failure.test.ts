@@ -1,5 +1,6 @@
 import test from 'ava';
 import { sql } from 'kysely';
+import { pino } from 'pino';
 import { startTestApp } from '../helpers/app.js';
 import { onPostgres } from '../helpers/pg.js';
 import { listAll, provision, sendOn, sendOverConnections } from '../helpers/smtp.js';
@@ -8,7 +9,10 @@ const COUNT = 300;
 const CONNECTIONS = 5;
 
 test('a storage transaction that fails strands no mail: once storing works again, every acknowledged message is stored', async (t) => {
-  const app = await startTestApp(t);
+  const lines: Array<{ msg: string }> = [];
+  const logger = pino({ level: 'info' }, { write: (line: string) => { lines.push(JSON.parse(line)); } });
+  const failures = () => lines.filter((l) => l.msg.startsWith('ingest batch failed')).length;
+  const app = await startTestApp(t, { logger });
   const setup = await provision(app, 'fail.test', ['box']);
   // Every storage transaction fails while this trigger exists (a full disk or a corrupt page would
   // fail the same way); the acknowledgements do not depend on it (the journal on SQLite, the queue
@@ -25,8 +29,13 @@ test('a storage transaction that fails strands no mail: once storing works again
     t.regex((await sendOn(c, { from: 'a@sender.example', to: ['box@fail.test'] }, raw(n))).response, /^250 /);
   });
   // More than one batch is queued with nothing arriving: the worker picks the next batch while the
-  // failing one is stored, so a failure meets a batch picked and not yet stored. Let it fail a few times.
-  await new Promise((r) => setTimeout(r, 2500));
+  // failing one is stored, so a failure meets a batch picked and not yet stored. Let it fail a few
+  // times after the last 250 (each failure is logged).
+  const before = failures();
+  for (const deadline = Date.now() + 30_000; failures() < before + 3;) {
+    if (Date.now() > deadline) throw new Error(`storing failed only ${failures() - before} times more`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
   t.is((await listAll(app, setup.key)).length, 0, 'nothing is stored while storing fails');
 
   await (onPostgres ? sql`DROP TRIGGER fail_storing ON emails` : sql`DROP TRIGGER fail_storing`).execute(app.app.db);
