@@ -17,6 +17,19 @@ function ticks(output: string, job: string): Array<'ran' | 'skipped'> {
   return out;
 }
 
+/** When each `cron tick` line of a job was logged (pino's time, ms since the epoch). */
+function tickTimes(output: string, job: string): number[] {
+  const out: number[] = [];
+  for (const line of output.split('\n')) {
+    if (!line.startsWith('{') || !line.includes('"cron tick"')) continue;
+    try {
+      const j = JSON.parse(line);
+      if (j.job === job) out.push(j.time);
+    } catch { /* a partial line */ }
+  }
+  return out;
+}
+
 test.serial('the DNS scheduler (dns.checks, every minute) runs on one node per tick: each due domain gets one check', async (t) => {
   t.timeout(240_000);
   const { cluster, nodes: [a, b] } = await startNodes(t, 2, { MAILSTEAD_LOG_LEVEL: 'debug' });
@@ -36,8 +49,12 @@ test.serial('the DNS scheduler (dns.checks, every minute) runs on one node per t
     const rows = await scheduled();
     return hosts.every((h) => rows.some((r) => r.domain === h)) ? true : undefined;
   }, 180_000, 200);
-  // Both nodes tick in the same second: let the other node's tick (if it ran) commit too.
-  await new Promise((r) => setTimeout(r, 3000));
+  // Both nodes tick in the same second: wait until each has logged its tick of that minute (the
+  // line follows the job's commit, or its skip, which may come a few ms before the runner's rows;
+  // ticks are a minute apart), so whatever the other node queued is committed too.
+  const tickAt = Math.min(...(await scheduled()).map((r) => Number(r.created_at))) - 30_000;
+  const ticked = (output: string) => tickTimes(output, 'dns.checks').some((at) => at >= tickAt);
+  await eventually('both nodes finished the tick that queued the checks', async () => (ticked(a!.output()) && ticked(b!.output()) ? true : undefined), 60_000, 100);
   const rows = await scheduled();
   for (const host of hosts) {
     const checks = rows.filter((r) => r.domain === host).map((r) => r.created_at);

@@ -79,8 +79,8 @@ test.serial('deliveries a live node is sending stay its own; those of a SIGKILLe
   t.is(await postgresDeliveryClaims(cluster.admin.db, cluster.admin.session).recover(true), 0);
   // B starts while A's requests are under way (the sender waits 15 s for an answer): its start-up
   // recovery must leave them alone, so nothing is sent twice.
+  // Its start-up recovery has run by the time it listens (app.start awaits webhooks.start first).
   const b = await cluster.startNode('b', NODE_ENV);
-  await new Promise((r) => setTimeout(r, 500));
   t.deepEqual((await statuses(cluster)).map((r) => r.status), ids.map(() => 'sending'), 'a live node\'s deliveries are not taken back');
   t.is(hook.total(), ids.length, 'nothing re-sent while A lives');
 
