@@ -182,7 +182,5 @@ test('a 100-mailbox bulk with generated passwords completes (time logged)', asyn
   const ms = Date.now() - started;
   t.is(task.body.total_email, 100);
   t.is(Object.keys(task.body.results).length, 100);
-  t.log(`100-mailbox bulk task: ${ms} ms`);
-  // Generous bound for a busy shared machine; the benchmark reports the real figure.
-  t.true(ms < 10_000);
+  t.log(`100-mailbox bulk task: ${ms} ms (its bound is the timing lane's: test/timing/mailbox-bulk.test.ts)`);
 });

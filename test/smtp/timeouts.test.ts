@@ -1,28 +1,8 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
-import { startTestApp } from '../helpers/app.js';
-import { createRecipientCheck } from '../../src/smtp/recipients.js';
-import { createSmtpListener, type ListenerLimits } from '../../src/smtp/server.js';
-import { provision, rawSession, listAll } from '../helpers/smtp.js';
-
-// The app's own listener uses minutes-long timeouts; this one is built from the same real parts
-// (resolver, ingest) with short ones, so the timeouts can be watched.
-async function shortListener(t: import('ava').ExecutionContext, limits: Partial<ListenerLimits> = { idleTimeoutMs: 400, dataTimeoutMs: 1_500, closeGraceMs: 500 }) {
-  const app = await startTestApp(t);
-  const { key } = await provision(app, 'slow.test', ['snail']);
-  const ingest = app.app.emails.ingest;
-  const listener = createSmtpListener({
-    config: app.config, logger: app.app.logger, clock: app.app.clock, tls: app.app.tls,
-    checkRecipient: createRecipientCheck({ resolve: app.app.aliases.resolve, quota: null, maxRecipients: 1 }),
-    accept: (d) => ingest.acceptRaw(d),
-    overQuota: (ids, size) => ingest.overQuota(ids, size),
-    limits,
-  });
-  const port = await listener.listen();
-  t.teardown(() => listener.close());
-  return { app, key, port };
-}
+import { rawSession, listAll } from '../helpers/smtp.js';
+import { shortListener } from './short-listener.js';
 
 test('an idle session is closed with 421 after the idle timeout', async (t) => {
   const { port } = await shortListener(t);
@@ -51,8 +31,10 @@ test('a DATA phase that trickles past the DATA timeout is cut with 421 and nothi
   t.regex(await replied, /^421 4\.4\.2 /);
   clearInterval(trickle);
   t.true(Date.now() - started >= 3_000);
-  await new Promise((r) => setTimeout(r, 300));
-  t.deepEqual(readdirSync(join(app.dataDir, 'tmp')).filter((f) => f.startsWith('smtp-')), [], 'the partial spool file is removed');
+  // The spool file goes when the cut session is cleaned up, just after the 421: polled, bounded.
+  const spooled = () => readdirSync(join(app.dataDir, 'tmp')).filter((f) => f.startsWith('smtp-'));
+  for (const deadline = Date.now() + 10_000; spooled().length > 0 && Date.now() < deadline;) await new Promise((r) => setTimeout(r, 20));
+  t.deepEqual(spooled(), [], 'the partial spool file is removed');
   t.deepEqual(await listAll(app, key), []);
 });
 
@@ -70,13 +52,12 @@ test('refusals past the soft error limit are answered slowly, and the hard limit
   for (let i = 0; i < 2; i++) {
     const { reply, ms } = await timed(`RCPT TO:<guess${i}@slow.test>`);
     t.regex(reply, /^550 5\.1\.1 /);
-    t.true(ms < 800, `refusal ${i + 1} at once (${ms} ms)`);
+    t.log(`refusal ${i + 1}: ${ms} ms (that it comes at once is the timing lane's check: test/timing/smtp-errors.test.ts)`);
   }
   // Temporary refusals are not the client's fault: this listener takes one recipient per message.
   t.regex(await s.command('RCPT TO:<snail@slow.test>'), /^250 /);
   const over = await timed('RCPT TO:<guess-over@slow.test>');
   t.regex(over.reply, /^452 4\.5\.3 /);
-  t.true(over.ms < 800, `a 452 is not slowed (${over.ms} ms)`);
   t.regex(await s.command('RSET'), /^250 /);
   for (let i = 2; i < 4; i++) {
     const { reply, ms } = await timed(`MAIL FROM:<bad@example.org> FOO=${i}`);
