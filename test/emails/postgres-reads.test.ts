@@ -14,6 +14,7 @@ import { createEmailWriter, type Copy } from '../../src/emails/writer.js';
 import { createEventRecorder } from '../../src/webhooks/events.js';
 import { tempDir } from '../helpers/app.js';
 import { freshPostgresDatabase } from '../helpers/pg.js';
+import { copies, seed, T0 } from './mail-fixture.js';
 
 /*
  * The PostgreSQL reads (src/emails/pg-reads.ts) answer exactly as SQLite's: the same mail is
@@ -23,48 +24,12 @@ import { freshPostgresDatabase } from '../helpers/pg.js';
  * delete. Runs both databases in either lane (the PostgreSQL cluster is started by the test).
  */
 
-const T0 = Date.UTC(2024, 2, 1, 9, 0, 0);
-const WORDS = ['alpha', 'bravo', 'charlie', 'delta', 'echo', 'foxtrot', 'golf', 'hotel', 'india', 'juliet'];
-
 interface Side {
   name: string; db: Db; service: EmailService; clock: ReturnType<typeof manualClock>;
   /** Turns the mail of a mailbox into tombstones, as a mailbox deletion does (emails/index.ts). */
   purge(mailboxId: number): Promise<void>;
 }
 
-
-/** The mail both databases hold: tenants 1 and 2, mailboxes 1 and 2 of tenant 1 and 3 of tenant 2. */
-function copies(): Copy[] {
-  const out: Copy[] = [];
-  for (let i = 0; i < 70; i++) {
-    const tenantId = i % 7 === 6 ? 2 : 1;
-    const mailboxId = tenantId === 2 ? 3 : 1 + (i % 2);
-    // Dates out of arrival order, with ties (a cursor breaks them by id).
-    const receivedAt = T0 + ((i * 37) % 50) * 60_000;
-    const words = `${WORDS[i % 10]} ${WORDS[(i * 3) % 10]}`;
-    out.push({
-      tenantId, mailboxId, inboundId: null, toEmail: `inbox${mailboxId}@example.test`, size: 1000 + i,
-      message: {
-        messageId: `<m${i}@sender.example>`, fromEmail: i % 5 === 0 ? 'carla.finance@acme.example' : `sender${i % 4}@mail.example`,
-        fromName: i % 3 === 0 ? null : `Sender Nümber ${i % 4}`, toEmail: `inbox${mailboxId}@example.test`, cc: i % 4 === 0 ? ['cc@example.test'] : [], bcc: [],
-        subject: i % 9 === 0 ? `Crème brûlée ${words} #${i}` : `Report ${words} #${i}`, receivedAt,
-        bodyText: i % 6 === 0 ? null : `Body of ${i}: the ${WORDS[(i + 5) % 10]} numbers are up, see foo-bar.example/x?y=1`,
-        bodyHtml: i % 6 === 0 ? `<p>Html <b>${WORDS[(i + 2) % 10]}</b> caf&eacute;</p>` : null,
-        headers: { 'x-seq': String(i) }, auth: i % 2 ? { spf: 'pass', dkim: 'none', dmarc: null } as never : null,
-        attachments: i % 8 === 0 ? [{ filename: `f${i}.txt`, contentType: 'text/plain', size: 5, sha256: 'a'.repeat(64), contentId: null, disposition: 'attachment' }] : [],
-      },
-    });
-  }
-  return out;
-}
-
-async function seed(db: Db, now: number): Promise<void> {
-  for (const t of [1, 2]) await db.insertInto('tenants').values({ id: t, name: `t${t}`, plan_active: 1, is_admin: 0, created_at: now } as never).execute();
-  for (const [id, tenant] of [[1, 1], [2, 1], [3, 2]]) {
-    await db.insertInto('domains').values({ id, tenant_id: tenant, hostname: `d${id}.example.test`, domain_type: 'root', total_mailbox_allowed: 10, verification_token: 'x', created_at: now } as never).execute();
-    await db.insertInto('mailboxes').values({ id, tenant_id: tenant, domain_id: id, address: `inbox${id}@example.test`, password_hash: 'x', created_at: now } as never).execute();
-  }
-}
 
 async function side(t: ExecutionContext, name: string, db: Db): Promise<Side> {
   const clock = manualClock(T0 + 3_600_000);
