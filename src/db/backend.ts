@@ -58,3 +58,13 @@ export function backendOf(db: Kysely<any>): Backend {
 
 /** The SQL differences of `db`'s backend: `dml(db).greatest(a, b)`. */
 export const dml = (db: Kysely<any>): Dml => backendOf(db).dml;
+
+/**
+ * A capability's implementation for a backend, chosen once: from `backend` when the wiring passes
+ * it, else from the backend of the first handle it is used with (for callers not yet handed a
+ * Backend); every later call reuses that choice.
+ */
+export function chosenOnce<T>(impls: { readonly sqlite: T; readonly postgres: T }, backend?: Backend): (db: Kysely<any>) => T {
+  let chosen: T | undefined = backend?.choose(impls);
+  return (db) => (chosen ??= backendOf(db).choose(impls));
+}
