@@ -99,7 +99,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const cron = database.dialect === 'postgres' ? createCron(logger, (name, run) => runAlone(database.session, name, run)) : createCron(logger);
   for (const job of taskCronJobs(queue)) cron.add(job);
   const tenants = createTenantService({
-    db, store: createTenantStore(), clock, cooldownSeconds: config.cooldownSeconds, ...(database.dialect === 'postgres' ? { changes: database.changes } : {}),
+    db, backend: database.backend, store: createTenantStore(), clock, cooldownSeconds: config.cooldownSeconds, changes: database.changes,
   });
   const registry = createRouteRegistry({ tenants, config, clock, durable: database.durable });
   const metrics = createMetrics();
