@@ -24,7 +24,7 @@ const PURGE_CHUNK = 500;
  */
 export function installEmails(core: Core, deps: { resolve: RecipientResolver; events?: EventRecorder; mailboxes?: Pick<Mailboxes, 'onMailboxesDeleted'> }) {
   const { db, clock, config } = core;
-  const events = deps.events ?? createEventRecorder({ clock });
+  const events = deps.events ?? createEventRecorder({ clock, backend: core.backend });
   const store = createEmailStore(core.backend);
   const markers = createMarkers(clock, (x) => store.maxMarker(x));
   // On PostgreSQL, changes are also told to (and heard from) the other nodes on the database.
