@@ -2,20 +2,14 @@ import type { Db } from '../db/connection.js';
 import { addressProblem, domainOf, isUtf8LocalPart, normalizeAddress } from '../domains/address.js';
 import { hostnameProblem, normalizeHostname } from '../domains/hostname.js';
 import type { RecipientResolver, Resolution } from '../ingest/types.js';
-import { readRecipientSnapshot } from './store.js';
+import { backendOf, type Backend } from '../db/backend.js';
+import type { RecipientSnapshot, SnapshotQuery } from './ports.js';
+import { readRecipientSnapshot, snapshotQueryOf } from './store.js';
+
+export type { RecipientSnapshot } from './ports.js';
 
 /** How many alias hops (alias or catch-all expansions) a resolution follows before it stops. */
 export const MAX_ALIAS_DEPTH = 10;
-
-/** The rows one resolution may need: hosted domains, mailboxes and aliases reachable from an address. */
-export interface RecipientSnapshot {
-  /** Hosted hostnames and their tenant. */
-  domains: ReadonlyMap<string, { tenantId: number }>;
-  /** Mailboxes by address. */
-  mailboxes: ReadonlyMap<string, { id: number; tenantId: number }>;
-  /** Aliases by address; a catch-all is keyed `@<domain>`. */
-  aliases: ReadonlyMap<string, { tenantId: number; goto: readonly string[]; active: boolean }>;
-}
 
 /**
  * Where mail for `address` goes (DECISIONS.md sections 6 and 7), over a snapshot: the mailbox
@@ -65,7 +59,7 @@ export function resolveRecipient(snapshot: RecipientSnapshot, address: string): 
  * hosted domain goes to the domain's catch-all, which takes any local part; any other local part
  * outside what mailbox names allow is an unknown recipient there. Elsewhere it is not hosted.
  */
-async function invalidAddress(db: Db, input: string): Promise<Resolution> {
+async function invalidAddress(db: Db, query: SnapshotQuery, input: string): Promise<Resolution> {
   const at = input.lastIndexOf('@');
   const host = input.slice(at + 1);
   if (at < 0 || hostnameProblem(host) !== null) return { kind: 'not-hosted' };
@@ -73,7 +67,7 @@ async function invalidAddress(db: Db, input: string): Promise<Resolution> {
   const local = input.slice(0, at);
   if (isUtf8LocalPart(local)) {
     const address = `${local.toLowerCase()}@${hostname}`;
-    return resolveRecipient(await readRecipientSnapshot(db, address), address);
+    return resolveRecipient(await readRecipientSnapshot(db, address, query), address);
   }
   const home = await db.selectFrom('domains').select('tenant_id').where('hostname', '=', hostname).executeTakeFirst();
   return home ? { kind: 'unknown', tenantId: home.tenant_id } : { kind: 'not-hosted' };
@@ -84,11 +78,12 @@ async function invalidAddress(db: Db, input: string): Promise<Resolution> {
  * query, then resolves it with `resolveRecipient`. Addresses that are not valid are never
  * delivered (`invalidAddress`).
  */
-export function createRecipientResolver(db: Db): RecipientResolver {
+export function createRecipientResolver(db: Db, backend: Backend = backendOf(db)): RecipientResolver {
+  const query = snapshotQueryOf(backend);
   return async (input: string) => {
-    if (addressProblem(input) !== null) return invalidAddress(db, input);
+    if (addressProblem(input) !== null) return invalidAddress(db, query, input);
     const address = normalizeAddress(input);
-    return resolveRecipient(await readRecipientSnapshot(db, address), address);
+    return resolveRecipient(await readRecipientSnapshot(db, address, query), address);
   };
 }
 
