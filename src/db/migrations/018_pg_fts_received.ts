@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { dialectOf } from '../dialect.js';
+import { backendOf } from '../backend.js';
 
 /**
  * On PostgreSQL each search document carries its email's received_at (never changed once stored),
@@ -9,13 +9,13 @@ import { dialectOf } from '../dialect.js';
  * nothing of the kind, so this does nothing there.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  if (dialectOf(db) !== 'postgres') return;
+  if (backendOf(db).kind !== 'postgres') return;
   await sql`ALTER TABLE emails_fts ADD COLUMN received_at BIGINT`.execute(db);
   await sql`UPDATE emails_fts f SET received_at = e.received_at FROM emails e WHERE e.id = f.email_id`.execute(db);
   await sql`ALTER TABLE emails_fts ALTER COLUMN received_at SET NOT NULL`.execute(db);
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  if (dialectOf(db) !== 'postgres') return;
+  if (backendOf(db).kind !== 'postgres') return;
   await sql`ALTER TABLE emails_fts DROP COLUMN received_at`.execute(db);
 }
