@@ -1,6 +1,5 @@
 import type { Insertable } from 'kysely';
 import type { Db } from '../db/connection.js';
-import type { ReadJob } from './reading.js';
 import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable, EmailsTable } from './tables.js';
 
 /** A new email row with the id its writer assigned. */
@@ -33,16 +32,4 @@ export interface EmailWrites {
    * them as it does of a deleted email. The narrow rows stay for that.
    */
   tombstone(db: Db, ids: number[], now: number, nextMarker: () => number): Promise<void>;
-}
-
-/**
- * Where the hot reads run (list, get, sync), which differs between the backends: on SQLite as
- * prepared statements on a read-only connection of their own (db/reader.ts), on PostgreSQL on
- * the pool (pg-reads.ts); in the built server either runs in reader threads (read-pool.ts).
- */
-export interface EmailReading {
-  /** A search text as this backend's match expression (fts.ts / pg-search.ts), or null when nothing in it is searchable. */
-  searchMatch(q: string): string | null;
-  /** A read job's answer: the JSON text of the response body, or null when there is nothing (get of a missing email). */
-  body(job: ReadJob): Promise<string | null>;
 }

@@ -6,7 +6,7 @@ import type { MailChanges } from './changes.js';
 import type { EventRecorder } from '../webhooks/events.js';
 import { decodeListCursor, decodeSyncCursor } from './cursor.js';
 import { markerAt, type Markers } from './markers.js';
-import type { EmailReading } from './ports.js';
+import type { EmailReading } from './reading-port.js';
 import { createPostgresEmailReading } from './postgres/reading.js';
 import { defaultReadThreads } from './read-pool.js';
 import type { ListQuery, PageMeta, SyncQuery } from './reading.js';

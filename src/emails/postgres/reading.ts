@@ -1,7 +1,7 @@
 import type { Db } from '../../db/connection.js';
 import { pgPoolOf } from '../../db/postgres.js';
 import { onDestroy } from '../../db/reader.js';
-import type { EmailReading } from '../ports.js';
+import type { EmailReading } from '../reading-port.js';
 import { createPgEmailReads } from '../pg-reads.js';
 import { runPgReadJob } from '../pg-reading.js';
 import { encodePgSearch, pgSearch } from '../pg-search.js';

@@ -1,7 +1,7 @@
 import type { Db } from '../../db/connection.js';
 import { databaseFileOf, onDestroy, readerOf } from '../../db/reader.js';
 import { ftsMatch } from '../fts.js';
-import type { EmailReading } from '../ports.js';
+import type { EmailReading } from '../reading-port.js';
 import { createReadPool, type ReadPool } from '../read-pool.js';
 import { runReadJob, type ReadJob } from '../reading.js';
 import { createEmailReads, type EmailReads } from '../store.js';
