@@ -2,7 +2,7 @@ import { createPrivateKey } from 'node:crypto';
 import test from 'ava';
 import { generateDkimKeyPair } from '../../src/dns/dkim.js';
 import { createLogger } from '../../src/logger.js';
-import { signForward } from '../../src/outbound/sign.js';
+import { signForward } from '../../src/signing/sign.js';
 import { createSigningThread } from '../../src/signing/sign-thread.js';
 
 const MESSAGE = Buffer.from([
