@@ -1,7 +1,7 @@
 import { createPrivateKey } from 'node:crypto';
 import test from 'ava';
 import { authenticate, type DNSResolver } from 'mailauth';
-import { generateDkimKeyPair } from '../../src/dns/dkim.js';
+import { generateDkimKeyPair } from '../../src/signing/dkim-keys.js';
 import { signDkim, signForward, type SigningKey } from '../../src/signing/sign.js';
 import { startMxZone, type MxZone } from '../outbound/mx-zone.js';
 
