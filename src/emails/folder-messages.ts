@@ -5,7 +5,7 @@ import { dialectOf } from '../db/dialect.js';
 import { jsonList, listOf } from '../db/json-list.js';
 import type { ImapSummary } from '../imap/summary.js';
 import { fits } from '../ingest/commits.js';
-import type { MailChanges } from './changes.js';
+import type { MailChanges } from './mail-changes.js';
 import { pgSearchOfFtsMatch, tsquery } from './pg-search.js';
 import { summaryQueries } from './summary-rows.js';
 import { subscriptionQueries } from './subscriptions.js';

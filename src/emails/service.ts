@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import { backendOf, type Backend } from '../db/backend.js';
 import type { Db } from '../db/connection.js';
 import { notFound } from '../errors.js';
-import type { MailChanges } from './changes.js';
+import type { MailChanges } from './mail-changes.js';
 import type { EventRecorder } from '../webhooks/events.js';
 import { decodeListCursor, decodeSyncCursor } from './cursor.js';
 import { markerAt, type Markers } from './markers.js';
