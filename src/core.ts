@@ -38,9 +38,13 @@ export interface Core {
   /** Resolves once every commit made before the call survives a power cut; await it before acknowledging. */
   durable(): Promise<void>;
   /**
-   * Rows changed through `db` since it opened (SQLite total_changes()): unchanged means nothing
-   * this process provisions (domains, mailboxes, aliases, all written through `db`) has changed.
+   * The directory's version (db/open.ts): it moves whenever domains, mailboxes, aliases, API keys
+   * or tenants' flags may have changed (SQLite: rows changed through `db`, total_changes();
+   * PostgreSQL: commits on any node, db/pg-directory.ts). Caches of directory reads key on it.
+   * Not to be confused with MailChanges (emails/mail-changes.ts), mail committed to mailboxes.
    */
+  directoryVersion(): number;
+  /** @deprecated `directoryVersion`. */
   changes(): number;
   /** The install secret (install-secret.ts): attachment links and SRS derive their keys from it. */
   installSecret: Buffer;

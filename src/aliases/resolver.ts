@@ -92,7 +92,7 @@ const CACHE_SIZE = 10_000;
 
 /**
  * A resolver that remembers answers while the directory cannot have changed: each answer is kept
- * with the change count (`changes`) it was read at and reused only while that count is the same.
+ * with the directory's version (`directoryVersion`, core.ts) it was read at and reused only while that count is the same.
  * On SQLite the count is the connection's total_changes(): every write through it (a mailbox, an
  * alias or a domain provisioned or removed, but also any other row) moves it, and under inbound
  * load nothing is written through it (storage has its own connection). On PostgreSQL it is the
@@ -100,15 +100,15 @@ const CACHE_SIZE = 10_000;
  * mailboxes or aliases (a NOTIFY, so a few ms late for other nodes' commits: see there). Either
  * way a busy recipient costs one lookup.
  */
-export function cachedRecipientResolver(resolve: RecipientResolver, changes: () => number): RecipientResolver {
+export function cachedRecipientResolver(resolve: RecipientResolver, directoryVersion: () => number): RecipientResolver {
   const cache = new Map<string, { at: number; value: Resolution }>();
   return async (address) => {
-    const at = changes();
+    const at = directoryVersion();
     const hit = cache.get(address);
     if (hit && hit.at === at) return hit.value;
     const value = await resolve(address);
     // A change while the lookup ran: the answer may already be old, keep it for nobody.
-    if (changes() === at) {
+    if (directoryVersion() === at) {
       if (cache.size >= CACHE_SIZE) cache.clear();
       cache.set(address, { at, value });
     }

@@ -23,7 +23,12 @@ export interface Database_ {
   sqlite: BetterSqlite3.Database;
   /** Resolves once every transaction committed before the call survives a power cut. */
   durable(): Promise<void>;
-  /** Rows inserted, updated or deleted through this connection since it opened (total_changes()). */
+  /**
+   * The directory's version: rows inserted, updated or deleted through this connection since it
+   * opened (total_changes()). Unchanged means nothing provisioned through it changed.
+   */
+  directoryVersion(): number;
+  /** @deprecated `directoryVersion`. */
   changes(): number;
   close(): Promise<void>;
 }
@@ -123,6 +128,7 @@ export async function openDatabase(dataDir: string, opts: Omit<ConnectionOptions
     backend: sqliteBackend,
     db,
     sqlite,
+    directoryVersion: () => totalChanges.get() as number,
     changes: () => totalChanges.get() as number,
     durable: () => wal.flush(),
     close: async () => {

@@ -21,11 +21,13 @@ export interface PostgresDatabase {
   /** A PostgreSQL commit is durable when it returns (synchronous_commit on): nothing to wait for. */
   durable(): Promise<void>;
   /**
-   * The directory's change count (pg-directory.ts): moves when a commit on any node changed
+   * The directory's version (pg-directory.ts): moves when a commit on any node changed
    * domains, mailboxes, aliases, API keys or tenants' flags, and at every call while such a change
    * could go unseen. Its SQLite twin counts the writes of this process; either keys the recipient
    * resolver's cache, and on PostgreSQL the key lookup's.
    */
+  directoryVersion(): number;
+  /** @deprecated `directoryVersion`. */
   changes(): number;
   close(): Promise<void>;
 }
@@ -104,6 +106,7 @@ export async function openPostgresDatabase(url: string, opts: PostgresOptions = 
     pool,
     session,
     durable: async () => {},
+    directoryVersion: directory.changes,
     changes: directory.changes,
     close: async () => {
       await session.close();

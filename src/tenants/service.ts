@@ -28,12 +28,12 @@ function apiKey(row: KeyRow): ApiKey {
 }
 
 /** Tenants, keys, plans and cooldowns: the rules, used by the HTTP layer and the CLI alike. */
-export function createTenantService({ db, backend = backendOf(db), store, clock, cooldownSeconds, changes }: {
+export function createTenantService({ db, backend = backendOf(db), store, clock, cooldownSeconds, directoryVersion }: {
   db: Db; backend?: Backend; store: TenantStore; clock: Clock; cooldownSeconds: number;
-  /** On PostgreSQL, the directory's change count (db/pg-directory.ts), which the key rows kept are keyed on. */
-  changes?: () => number;
+  /** On PostgreSQL, the directory's version (core.ts), which the key rows kept are keyed on. */
+  directoryVersion?: () => number;
 }) {
-  const keys: KeyLookup = backend.choose({ sqlite: createSqliteKeyLookup, postgres: createPostgresKeyLookup })({ db, store, changes });
+  const keys: KeyLookup = backend.choose({ sqlite: createSqliteKeyLookup, postgres: createPostgresKeyLookup })({ db, store, directoryVersion });
 
   return {
     /** Creates a tenant and returns its id; throws if the name is taken. */

@@ -13,16 +13,16 @@ const MAX_KEPT_KEYS = 10_000;
  * came in just before it would. Only rows found are kept, so keys made up by a caller fill
  * nothing. Without a change count nothing is kept.
  */
-export function createPostgresKeyLookup({ db, store, changes }: { db: Db; store: TenantStore; changes?: () => number }): KeyLookup {
+export function createPostgresKeyLookup({ db, store, directoryVersion }: { db: Db; store: TenantStore; directoryVersion?: () => number }): KeyLookup {
   /** Key rows read, by hash, with the change count they were read under. */
   const kept = new Map<string, { row: KeyRow; count: number }>();
   return {
     async keyRow(hash: string): Promise<KeyRow | undefined> {
-      const count = changes ? changes() : NaN;
+      const count = directoryVersion ? directoryVersion() : NaN;
       const known = kept.get(hash);
       if (known && known.count === count) return known.row;
       const row = await store.keyByHash(db, hash); // a pooled connection reads what any node committed
-      if (row && changes) {
+      if (row && directoryVersion) {
         if (kept.size >= MAX_KEPT_KEYS) kept.clear();
         kept.set(hash, { row, count });
       }
