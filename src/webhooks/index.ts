@@ -1,6 +1,7 @@
 import { Counter, Gauge } from 'prom-client';
 import type { Core } from '../core.js';
-import { postgresDeliveryClaims, sqliteDeliveryClaims } from './claims.js';
+import { postgresDeliveryClaims } from './postgres/claims.js';
+import { sqliteDeliveryClaims } from './sqlite/claims.js';
 import { createDeliveryStore } from './delivery-store.js';
 import { createDeliveryEngine, PER_WEBHOOK_CONCURRENCY, type EngineOptions } from './engine.js';
 import { createEventRecorder, listenQueued } from './events.js';
