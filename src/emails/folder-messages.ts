@@ -6,7 +6,7 @@ import { jsonList, listOf } from '../db/json-list.js';
 import type { ImapSummary } from '../imap/summary.js';
 import { fits } from '../ingest/commits.js';
 import type { MailChanges } from './mail-changes.js';
-import { pgSearchOfFtsMatch, tsquery } from './pg-search.js';
+import { pgSearchOfFtsMatch, tsquery } from './postgres/search.js';
 import { summaryQueries } from './summary-rows.js';
 import { subscriptionQueries } from './subscriptions.js';
 import { textQueries } from './text-search.js';

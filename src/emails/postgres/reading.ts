@@ -2,9 +2,9 @@ import type { Db } from '../../db/connection.js';
 import { pgPoolOf } from '../../db/postgres.js';
 import { onDestroy } from '../../db/reader.js';
 import type { EmailReading } from '../reading-port.js';
-import { createPgEmailReads } from '../pg-reads.js';
-import { runPgReadJob } from '../pg-reading.js';
-import { encodePgSearch, pgSearch } from '../pg-search.js';
+import { createPgEmailReads } from './reads.js';
+import { runPgReadJob } from './read-job.js';
+import { encodePgSearch, pgSearch } from './search.js';
 import { createReadPool } from '../read-pool.js';
 import type { ReadJob } from '../reading.js';
 

@@ -1,9 +1,9 @@
 import type pg from 'pg';
-import type { Db } from '../db/connection.js';
-import { pgPoolOf } from '../db/postgres.js';
-import { decodePgSearch } from './pg-search.js';
-import { filterWhere, keyOf, LIST, limitOf, ORDER, OUTER_ORDER, Params, run, sideOf, tsqueryOf, type Queryable } from './pg-sql.js';
-import type { AttachmentRow, EmailRow, ListFilter, ListRow, Position, SyncRow } from './store.js';
+import type { Db } from '../../db/connection.js';
+import { pgPoolOf } from '../../db/postgres.js';
+import { decodePgSearch } from './search.js';
+import { filterWhere, keyOf, LIST, limitOf, ORDER, OUTER_ORDER, Params, run, sideOf, tsqueryOf, type Queryable } from './sql.js';
+import type { AttachmentRow, EmailRow, ListFilter, ListRow, Position, SyncRow } from '../store.js';
 
 /*
  * The hot reads of store.ts (`createEmailReads`) on PostgreSQL (DECISIONS.md section 17): the same

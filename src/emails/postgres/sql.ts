@@ -1,6 +1,6 @@
 import type pg from 'pg';
-import { tsqueryTerms, type PgSearch } from './pg-search.js';
-import { LIST_COLUMNS, type ListFilter, type Position } from './store.js';
+import { tsqueryTerms, type PgSearch } from './search.js';
+import { LIST_COLUMNS, type ListFilter, type Position } from '../store.js';
 
 /*
  * The SQL text of the hot reads on PostgreSQL (pg-reads.ts), written as plain strings with
