@@ -70,7 +70,7 @@ export function openPool(url: string, opts: PostgresOptions = {}): pg.Pool {
 const pools = new WeakMap<Db, { pool: pg.Pool; url: string }>();
 
 /**
- * The pool and URL under a PostgreSQL handle opened here: the hot reads (emails/pg-reads.ts) send
+ * The pool and URL under a PostgreSQL handle opened here: the hot reads (emails/postgres/reads.ts) send
  * their statements to the driver directly, for rows as arrays and prepared statements, which
  * Kysely does not give, and reader threads open pools of their own on the same URL.
  */

@@ -62,7 +62,7 @@ const syncQuery = (tenantId: number, r: SyncRequest): SyncQuery => ({
 /**
  * Reading, marking and deleting stored mail, and sync. On SQLite reads run as prepared statements
  * on a read-only connection of their own (src/db/reader.ts); on PostgreSQL as prepared statements
- * on the pool (pg-reads.ts). In the built server either runs in reader threads (read-pool.ts), on
+ * on the pool (postgres/reads.ts). In the built server either runs in reader threads (read-pool.ts), on
  * PostgreSQL each with a pool of its own. Either way they answer with the JSON text of the
  * response body (reading.ts).
  */

@@ -3,7 +3,7 @@ import { backendOf } from '../backend.js';
 
 /**
  * On PostgreSQL each search document carries its email's received_at (never changed once stored),
- * so that a search (emails/pg-reads.ts) orders the GIN index's hits itself and reads the emails
+ * so that a search (emails/postgres/reads.ts) orders the GIN index's hits itself and reads the emails
  * rows of one page only, not of every hit: 26 row lookups instead of one per hit (200 for a word in
  * 1 % of 20,000 emails; the statement ran in 0.34 ms instead of 0.96). SQLite's FTS5 walk needs
  * nothing of the kind, so this does nothing there.

@@ -51,7 +51,7 @@ export const postgresEmailWrites: EmailWrites = {
       }))).execute().then(() => undefined)),
 
   /**
-   * Search documents (pg-search.ts): one tsvector per email of the four fields FTS5 indexes on
+   * Search documents (search.ts): one tsvector per email of the four fields FTS5 indexes on
    * SQLite, each folded as queries are and weighted by field (subject A, body B, sender address
    * C, sender name D) so that IMAP's SEARCH BODY can keep to the body; one statement for the batch.
    * Each carries its email's received_at (migration 018), read from the email row stored before it.

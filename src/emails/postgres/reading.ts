@@ -16,7 +16,7 @@ import type { ReadJob } from '../reading.js';
 const PG_READER_CONNECTIONS = 3;
 
 /**
- * The hot reads on PostgreSQL: prepared statements sent asynchronously (pg-reads.ts), in
+ * The hot reads on PostgreSQL: prepared statements sent asynchronously (reads.ts), in
  * `readThreads` reader threads with pools of their own when those run, else on the pool here.
  */
 export function createPostgresEmailReading(db: Db, readThreads: number): EmailReading {

@@ -8,7 +8,7 @@ import type { AttachmentRow, EmailRow, ListFilter, ListRow, Position, SyncRow } 
 /*
  * The hot reads of store.ts (`createEmailReads`) on PostgreSQL (DECISIONS.md section 17): the same
  * rows as the same tuples, so reading.ts shapes the answers, but asynchronous, with every value a
- * bound parameter, straight through the driver (pg-sql.ts). The queries are index ranges over
+ * bound parameter, straight through the driver (sql.ts). The queries are index ranges over
  * emails_tenant_received / emails_mailbox_received (keyset by (received_at, id)), emails_tenant_seq
  * for sync, and the GIN index of emails_fts for `q` (see docs/ARCHITECTURE.md "PostgreSQL").
  */
