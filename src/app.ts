@@ -26,7 +26,8 @@ import { createMetrics } from './metrics.js';
 import { installSmtp } from './smtp/index.js';
 import { installSubmission } from './submission/index.js';
 import { taskCronJobs } from './tasks/cron.js';
-import { postgresClaims, sqliteClaims } from './tasks/claims.js';
+import { postgresClaims } from './tasks/postgres/claims.js';
+import { sqliteClaims } from './tasks/sqlite/claims.js';
 import { createTaskQueue } from './tasks/queue.js';
 import { createTenantService } from './tenants/service.js';
 import { createTenantStore } from './tenants/store.js';
@@ -99,13 +100,13 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const cron = database.dialect === 'postgres' ? createCron(logger, (name, run) => runAlone(database.session, name, run)) : createCron(logger);
   for (const job of taskCronJobs(queue)) cron.add(job);
   const tenants = createTenantService({
-    db, store: createTenantStore(), clock, cooldownSeconds: config.cooldownSeconds, ...(database.dialect === 'postgres' ? { changes: database.changes } : {}),
+    db, backend: database.backend, store: createTenantStore(), clock, cooldownSeconds: config.cooldownSeconds, directoryVersion: database.directoryVersion,
   });
   const registry = createRouteRegistry({ tenants, config, clock, durable: database.durable });
   const metrics = createMetrics();
   registerCertificateMetrics(metrics.registry, tls, acmeTest?.clock ?? clock);
   registerTaskMetrics(metrics.registry, queue);
-  const core: Core = { config, clock, logger, db, dialect: database.dialect, session: database.dialect === 'postgres' ? database.session : null, queue, cron, registry, tenants, metrics, durable: database.durable, changes: database.changes, installSecret };
+  const core: Core = { config, clock, logger, db, backend: database.backend, dialect: database.backend.kind, session: database.dialect === 'postgres' ? database.session : null, queue, cron, registry, tenants, metrics, durable: database.durable, directoryVersion: database.directoryVersion, changes: database.directoryVersion, installSecret };
 
   // Capabilities, in dependency order; each install returns what later ones build on.
   const domains = installDomains(core);

@@ -2,6 +2,7 @@ import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Cron } from './cron.js';
 import type { Db } from './db/connection.js';
+import type { Backend } from './db/backend.js';
 import type { Dialect } from './db/dialect.js';
 import type { NodeSession } from './db/pg-session.js';
 import type { RouteRegistry } from './http/registry.js';
@@ -16,7 +17,13 @@ export interface Core {
   clock: Clock;
   logger: Logger;
   db: Db;
-  /** The database under `db`: SQLite (the default) or PostgreSQL (MAILSTEAD_DATABASE_URL). */
+  /**
+   * The database under `db`, SQLite (the default) or PostgreSQL (MAILSTEAD_DATABASE_URL), decided
+   * once in db/open.ts: capabilities choose their implementations from it at install
+   * (`backend.choose({ sqlite, postgres })`) and write small SQL differences with `backend.dml`.
+   */
+  backend: Backend;
+  /** @deprecated `backend.kind`. */
   dialect: Dialect;
   /**
    * This node's own PostgreSQL connection (LISTEN/NOTIFY, session advisory locks that mark work as
@@ -31,9 +38,13 @@ export interface Core {
   /** Resolves once every commit made before the call survives a power cut; await it before acknowledging. */
   durable(): Promise<void>;
   /**
-   * Rows changed through `db` since it opened (SQLite total_changes()): unchanged means nothing
-   * this process provisions (domains, mailboxes, aliases, all written through `db`) has changed.
+   * The directory's version (db/open.ts): it moves whenever domains, mailboxes, aliases, API keys
+   * or tenants' flags may have changed (SQLite: rows changed through `db`, total_changes();
+   * PostgreSQL: commits on any node, db/pg-directory.ts). Caches of directory reads key on it.
+   * Not to be confused with MailChanges (emails/mail-changes.ts), mail committed to mailboxes.
    */
+  directoryVersion(): number;
+  /** @deprecated `directoryVersion`. */
   changes(): number;
   /** The install secret (install-secret.ts): attachment links and SRS derive their keys from it. */
   installSecret: Buffer;

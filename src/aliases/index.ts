@@ -17,7 +17,7 @@ export function installAliases(core: Core, _deps: { mailboxes: Mailboxes }) {
   const service = createAliasService({ db, store, queue, tenants, clock });
   queue.register(...aliasTasks({ store, clock }));
   aliasRoutes({ registry, aliases: service, queue });
-  const resolve: RecipientResolver = cachedRecipientResolver(createRecipientResolver(db), core.changes);
+  const resolve: RecipientResolver = cachedRecipientResolver(createRecipientResolver(db, core.backend), core.directoryVersion);
   return {
     store,
     service,

@@ -2,20 +2,14 @@ import type { Db } from '../db/connection.js';
 import { addressProblem, domainOf, isUtf8LocalPart, normalizeAddress } from '../domains/address.js';
 import { hostnameProblem, normalizeHostname } from '../domains/hostname.js';
 import type { RecipientResolver, Resolution } from '../ingest/types.js';
-import { readRecipientSnapshot } from './store.js';
+import { backendOf, type Backend } from '../db/backend.js';
+import type { RecipientSnapshot, SnapshotQuery } from './ports.js';
+import { readRecipientSnapshot, snapshotQueryOf } from './store.js';
+
+export type { RecipientSnapshot } from './ports.js';
 
 /** How many alias hops (alias or catch-all expansions) a resolution follows before it stops. */
 export const MAX_ALIAS_DEPTH = 10;
-
-/** The rows one resolution may need: hosted domains, mailboxes and aliases reachable from an address. */
-export interface RecipientSnapshot {
-  /** Hosted hostnames and their tenant. */
-  domains: ReadonlyMap<string, { tenantId: number }>;
-  /** Mailboxes by address. */
-  mailboxes: ReadonlyMap<string, { id: number; tenantId: number }>;
-  /** Aliases by address; a catch-all is keyed `@<domain>`. */
-  aliases: ReadonlyMap<string, { tenantId: number; goto: readonly string[]; active: boolean }>;
-}
 
 /**
  * Where mail for `address` goes (DECISIONS.md sections 6 and 7), over a snapshot: the mailbox
@@ -65,7 +59,7 @@ export function resolveRecipient(snapshot: RecipientSnapshot, address: string): 
  * hosted domain goes to the domain's catch-all, which takes any local part; any other local part
  * outside what mailbox names allow is an unknown recipient there. Elsewhere it is not hosted.
  */
-async function invalidAddress(db: Db, input: string): Promise<Resolution> {
+async function invalidAddress(db: Db, query: SnapshotQuery, input: string): Promise<Resolution> {
   const at = input.lastIndexOf('@');
   const host = input.slice(at + 1);
   if (at < 0 || hostnameProblem(host) !== null) return { kind: 'not-hosted' };
@@ -73,7 +67,7 @@ async function invalidAddress(db: Db, input: string): Promise<Resolution> {
   const local = input.slice(0, at);
   if (isUtf8LocalPart(local)) {
     const address = `${local.toLowerCase()}@${hostname}`;
-    return resolveRecipient(await readRecipientSnapshot(db, address), address);
+    return resolveRecipient(await readRecipientSnapshot(db, address, query), address);
   }
   const home = await db.selectFrom('domains').select('tenant_id').where('hostname', '=', hostname).executeTakeFirst();
   return home ? { kind: 'unknown', tenantId: home.tenant_id } : { kind: 'not-hosted' };
@@ -84,11 +78,12 @@ async function invalidAddress(db: Db, input: string): Promise<Resolution> {
  * query, then resolves it with `resolveRecipient`. Addresses that are not valid are never
  * delivered (`invalidAddress`).
  */
-export function createRecipientResolver(db: Db): RecipientResolver {
+export function createRecipientResolver(db: Db, backend: Backend = backendOf(db)): RecipientResolver {
+  const query = snapshotQueryOf(backend);
   return async (input: string) => {
-    if (addressProblem(input) !== null) return invalidAddress(db, input);
+    if (addressProblem(input) !== null) return invalidAddress(db, query, input);
     const address = normalizeAddress(input);
-    return resolveRecipient(await readRecipientSnapshot(db, address), address);
+    return resolveRecipient(await readRecipientSnapshot(db, address, query), address);
   };
 }
 
@@ -97,7 +92,7 @@ const CACHE_SIZE = 10_000;
 
 /**
  * A resolver that remembers answers while the directory cannot have changed: each answer is kept
- * with the change count (`changes`) it was read at and reused only while that count is the same.
+ * with the directory's version (`directoryVersion`, core.ts) it was read at and reused only while that count is the same.
  * On SQLite the count is the connection's total_changes(): every write through it (a mailbox, an
  * alias or a domain provisioned or removed, but also any other row) moves it, and under inbound
  * load nothing is written through it (storage has its own connection). On PostgreSQL it is the
@@ -105,15 +100,15 @@ const CACHE_SIZE = 10_000;
  * mailboxes or aliases (a NOTIFY, so a few ms late for other nodes' commits: see there). Either
  * way a busy recipient costs one lookup.
  */
-export function cachedRecipientResolver(resolve: RecipientResolver, changes: () => number): RecipientResolver {
+export function cachedRecipientResolver(resolve: RecipientResolver, directoryVersion: () => number): RecipientResolver {
   const cache = new Map<string, { at: number; value: Resolution }>();
   return async (address) => {
-    const at = changes();
+    const at = directoryVersion();
     const hit = cache.get(address);
     if (hit && hit.at === at) return hit.value;
     const value = await resolve(address);
     // A change while the lookup ran: the answer may already be old, keep it for nobody.
-    if (changes() === at) {
+    if (directoryVersion() === at) {
       if (cache.size >= CACHE_SIZE) cache.clear();
       cache.set(address, { at, value });
     }

@@ -1,47 +1,18 @@
 import { sql } from 'kysely';
+import { backendOf, type Backend } from '../db/backend.js';
 import type { Db } from '../db/connection.js';
-import { dialectOf } from '../db/dialect.js';
-import type { RecipientSnapshot } from './resolver.js';
-
-interface SnapshotRow {
-  kind: 'mailbox' | 'alias' | 'domain';
-  name: string;
-  tenant_id: number;
-  id: number;
-  goto: string | null;
-  active: number | null;
-}
+import type { RecipientSnapshot, SnapshotQuery } from './ports.js';
+import { postgresSnapshotQuery } from './postgres/snapshot-query.js';
+import { sqliteSnapshotQuery } from './sqlite/snapshot-query.js';
 
 /**
  * Reads, in one statement, every row a resolution of `address` may need: the addresses reachable
  * through active aliases and catch-alls (a recursive walk; UNION drops repeats, so loops end), their
- * mailboxes and aliases, and the domains they are on.
+ * mailboxes and aliases, and the domains they are on. `query` is the backend's form of that
+ * statement (ports.ts), chosen once by the caller; by default that of `db`'s backend.
  */
-export async function readRecipientSnapshot(db: Db, address: string): Promise<RecipientSnapshot> {
-  const query = dialectOf(db) === 'postgres' ? postgresSnapshot(address) : sql<SnapshotRow>`
-    WITH RECURSIVE reach(addr) AS (
-      SELECT ${address}
-      UNION
-      SELECT j.value FROM reach r
-        JOIN aliases a ON a.address = r.addr AND a.active = 1
-        JOIN json_each(a.goto) j
-        WHERE NOT EXISTS (SELECT 1 FROM mailboxes m WHERE m.address = r.addr)
-      UNION
-      SELECT '@' || substr(r.addr, instr(r.addr, '@') + 1) FROM reach r
-        WHERE substr(r.addr, 1, 1) <> '@'
-          AND NOT EXISTS (SELECT 1 FROM mailboxes m WHERE m.address = r.addr)
-          AND NOT EXISTS (SELECT 1 FROM aliases a WHERE a.address = r.addr AND a.active = 1)
-    )
-    SELECT 'mailbox' AS kind, m.address AS name, m.tenant_id AS tenant_id, m.id AS id, NULL AS goto, NULL AS active
-      FROM mailboxes m WHERE m.address IN (SELECT addr FROM reach)
-    UNION ALL
-    SELECT 'alias', a.address, a.tenant_id, a.id, a.goto, a.active
-      FROM aliases a WHERE a.address IN (SELECT addr FROM reach)
-    UNION ALL
-    SELECT 'domain', d.hostname, d.tenant_id, d.id, NULL, NULL
-      FROM domains d WHERE d.hostname IN (SELECT substr(addr, instr(addr, '@') + 1) FROM reach)
-  `;
-  const { rows } = await query.execute(db);
+export async function readRecipientSnapshot(db: Db, address: string, query: SnapshotQuery = snapshotQueryOf(backendOf(db))): Promise<RecipientSnapshot> {
+  const { rows } = await query(address).execute(db);
   const snapshot = { domains: new Map(), mailboxes: new Map(), aliases: new Map() } satisfies RecipientSnapshot;
   for (const r of rows) {
     if (r.kind === 'domain') snapshot.domains.set(r.name, { tenantId: r.tenant_id });
@@ -51,36 +22,8 @@ export async function readRecipientSnapshot(db: Db, address: string): Promise<Re
   return snapshot;
 }
 
-/**
- * The same walk for PostgreSQL, whose recursive term may name `reach` once: both steps (an
- * alias's destinations, the catch-all of an address nothing else takes) are one lateral union.
- */
-function postgresSnapshot(address: string) {
-  return sql<SnapshotRow>`
-    WITH RECURSIVE reach(addr) AS (
-      SELECT ${address}::text
-      UNION
-      SELECT step.addr FROM reach r CROSS JOIN LATERAL (
-        SELECT j.value AS addr FROM aliases a CROSS JOIN json_array_elements_text(a.goto::json) AS j(value)
-          WHERE a.address = r.addr AND a.active = 1
-            AND NOT EXISTS (SELECT 1 FROM mailboxes m WHERE m.address = r.addr)
-        UNION ALL
-        SELECT '@' || substr(r.addr, strpos(r.addr, '@') + 1)
-          WHERE substr(r.addr, 1, 1) <> '@'
-            AND NOT EXISTS (SELECT 1 FROM mailboxes m WHERE m.address = r.addr)
-            AND NOT EXISTS (SELECT 1 FROM aliases a WHERE a.address = r.addr AND a.active = 1)
-      ) AS step
-    )
-    SELECT 'mailbox' AS kind, m.address AS name, m.tenant_id AS tenant_id, m.id AS id, NULL AS goto, NULL::bigint AS active
-      FROM mailboxes m WHERE m.address IN (SELECT addr FROM reach)
-    UNION ALL
-    SELECT 'alias', a.address, a.tenant_id, a.id, a.goto, a.active
-      FROM aliases a WHERE a.address IN (SELECT addr FROM reach)
-    UNION ALL
-    SELECT 'domain', d.hostname, d.tenant_id, d.id, NULL, NULL
-      FROM domains d WHERE d.hostname IN (SELECT substr(addr, strpos(addr, '@') + 1) FROM reach)
-  `;
-}
+/** The snapshot statement of a backend. */
+export const snapshotQueryOf = (backend: Backend): SnapshotQuery => backend.choose({ sqlite: sqliteSnapshotQuery, postgres: postgresSnapshotQuery });
 
 /** A new alias row; `goto` is the JSON array text. */
 export interface NewAlias {

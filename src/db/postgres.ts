@@ -5,11 +5,14 @@ import type { Database } from './schema.js';
 import { migrate } from './migrate.js';
 import { createDirectoryVersion } from './pg-directory.js';
 import { createNodeSession, type NodeSession } from './pg-session.js';
+import { postgresBackend, tagBackend, type Backend } from './backend.js';
 
 /** An open PostgreSQL database (DECISIONS.md section 17): Kysely over a pool of connections. */
 export interface PostgresDatabase {
-  /** Which database this is; callers branch on it (the SQLite one is connection.ts's). */
+  /** Which database this is (the SQLite one is connection.ts's). */
   dialect: 'postgres';
+  /** The backend, for wiring to choose implementations from (db/backend.ts). */
+  backend: Backend;
   db: Db;
   /** The pool under `db`, for what Kysely does not do: LISTEN/NOTIFY, session advisory locks. */
   pool: pg.Pool;
@@ -18,11 +21,13 @@ export interface PostgresDatabase {
   /** A PostgreSQL commit is durable when it returns (synchronous_commit on): nothing to wait for. */
   durable(): Promise<void>;
   /**
-   * The directory's change count (pg-directory.ts): moves when a commit on any node changed
+   * The directory's version (pg-directory.ts): moves when a commit on any node changed
    * domains, mailboxes, aliases, API keys or tenants' flags, and at every call while such a change
    * could go unseen. Its SQLite twin counts the writes of this process; either keys the recipient
    * resolver's cache, and on PostgreSQL the key lookup's.
    */
+  directoryVersion(): number;
+  /** @deprecated `directoryVersion`. */
   changes(): number;
   close(): Promise<void>;
 }
@@ -65,7 +70,7 @@ export function openPool(url: string, opts: PostgresOptions = {}): pg.Pool {
 const pools = new WeakMap<Db, { pool: pg.Pool; url: string }>();
 
 /**
- * The pool and URL under a PostgreSQL handle opened here: the hot reads (emails/pg-reads.ts) send
+ * The pool and URL under a PostgreSQL handle opened here: the hot reads (emails/postgres/reads.ts) send
  * their statements to the driver directly, for rows as arrays and prepared statements, which
  * Kysely does not give, and reader threads open pools of their own on the same URL.
  */
@@ -85,6 +90,7 @@ export async function openPostgresDatabase(url: string, opts: PostgresOptions = 
     plugins: [directory.plugin],
     log: (event) => { if (event.level === 'error') opts.onQueryError?.(event.error, event.query.sql); },
   });
+  tagBackend(db, postgresBackend);
   try {
     await migrate(db);
   } catch (err) {
@@ -95,10 +101,12 @@ export async function openPostgresDatabase(url: string, opts: PostgresOptions = 
   pools.set(db, { pool, url });
   return {
     dialect: 'postgres',
+    backend: postgresBackend,
     db,
     pool,
     session,
     durable: async () => {},
+    directoryVersion: directory.changes,
     changes: directory.changes,
     close: async () => {
       await session.close();

@@ -1,9 +1,9 @@
 import type { Db } from '../db/connection.js';
-import { serializedTransaction } from '../db/serial.js';
+import { serializedTransaction } from '../db/provisioning-lock.js';
 import type { Clock } from '../clock.js';
 import { conflict, notFound, unprocessable } from '../errors.js';
 import { ddmmyyyy } from '../format.js';
-import { newVerificationToken } from '../dns/records.js';
+import { newVerificationToken } from './records.js';
 import type { TaskQueue } from '../tasks/queue.js';
 import type { ApiKey, TenantService } from '../tenants/service.js';
 import { normalizeHostname } from './hostname.js';

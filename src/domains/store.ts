@@ -1,5 +1,5 @@
 import type { Db } from '../db/connection.js';
-import type { PlannedRecord } from '../dns/records.js';
+import type { PlannedRecord } from './records.js';
 
 /** Every query about domains and their DNS records. */
 export function createDomainStore() {

@@ -1,6 +1,6 @@
 import type { Config } from '../config.js';
-import { generateDkimKeyPair, type DkimKeyPair } from '../dns/dkim.js';
-import { planRecords } from '../dns/records.js';
+import { generateDkimKeyPair, type DkimKeyPair } from '../signing/dkim-keys.js';
+import { planRecords } from './records.js';
 import type { Db, Trx } from '../db/connection.js';
 import type { TaskHandler } from '../tasks/types.js';
 import type { DomainStore } from './store.js';

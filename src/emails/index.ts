@@ -4,8 +4,8 @@ import { createIngest } from '../ingest/index.js';
 import type { RecipientResolver } from '../ingest/types.js';
 import type { Mailboxes } from '../mailboxes/index.js';
 import { createEventRecorder, type EventRecorder } from '../webhooks/events.js';
-import { createMailChanges } from './changes.js';
-import { createChangeRelay } from './pg-changes.js';
+import { createMailChanges } from './mail-changes.js';
+import { createChangeRelay } from './postgres/mail-change-relay.js';
 import { createEmailFiles } from './files.js';
 import { folderStore } from './folder-store.js';
 import { createLinkSigner, linkKey } from './links.js';
@@ -24,15 +24,15 @@ const PURGE_CHUNK = 500;
  */
 export function installEmails(core: Core, deps: { resolve: RecipientResolver; events?: EventRecorder; mailboxes?: Pick<Mailboxes, 'onMailboxesDeleted'> }) {
   const { db, clock, config } = core;
-  const events = deps.events ?? createEventRecorder({ clock });
-  const store = createEmailStore();
+  const events = deps.events ?? createEventRecorder({ clock, backend: core.backend });
+  const store = createEmailStore(core.backend);
   const markers = createMarkers(clock, (x) => store.maxMarker(x));
   // On PostgreSQL, changes are also told to (and heard from) the other nodes on the database.
   const relay = core.session ? createChangeRelay(core.session, core.logger) : null;
   const changes = createMailChanges(relay ? (ids) => relay.publish(ids) : undefined);
   const ingestion = createIngest(core, { resolve: deps.resolve, events, markers, onStored: (mailboxIds) => changes.committed(mailboxIds) });
   const { ingest, store: ingestStore, blobs } = ingestion;
-  const service = createEmailService({ db, store, markers, events, clock, changes });
+  const service = createEmailService({ db, backend: core.backend, store, markers, events, clock, changes });
   const signer = createLinkSigner(linkKey(core.installSecret));
   const files = createEmailFiles({ db, store, blobs, signer, clock, publicUrl: config.publicUrl });
   emailRoutes({ registry: core.registry, emails: service, files });

@@ -11,7 +11,7 @@ export interface ReaderThreadOptions {
   file: string;
 }
 
-/** What a PostgreSQL reader thread is started with (pg-read-worker.ts). */
+/** What a PostgreSQL reader thread is started with (postgres/read-worker.ts). */
 export interface PgReaderThreadOptions {
   /** MAILSTEAD_DATABASE_URL. */
   url: string;
@@ -102,7 +102,7 @@ export function createReadPool(opts: {
   /** Reads per second above which threads start (READ_THREADS_START_RATE unless told). */
   startRate?: number;
 } & ({ file: string } | { postgres: PgReaderThreadOptions })) {
-  const entry = threadEntry(import.meta.url, 'file' in opts ? 'read-worker' : 'pg-read-worker');
+  const entry = threadEntry(import.meta.url, 'file' in opts ? 'read-worker' : 'postgres/read-worker');
   const workerData: ReaderThreadOptions | PgReaderThreadOptions = 'file' in opts ? { file: opts.file } : opts.postgres;
   const idleMs = opts.idleMs ?? 30_000;
   let slots: Slot[] = [];

@@ -1,10 +1,11 @@
 import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../db/connection.js';
-import { dialectOf } from '../db/dialect.js';
-import { multiRowInsert } from '../db/multi-row.js';
+import { chosenOnce, type Backend } from '../db/backend.js';
 import type { Reader } from '../db/reader.js';
-import { pgStore } from './pg-store.js';
-import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable, EmailsTable } from './tables.js';
+import type { EmailWrites, NewEmailRow } from './ports.js';
+import { postgresEmailWrites } from './postgres/email-writes.js';
+import { sqliteEmailWrites } from './sqlite/email-writes.js';
+import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable } from './tables.js';
 
 /** What narrows a list: the tenant always, the rest when given. */
 export interface ListFilter {
@@ -32,58 +33,22 @@ export const LIST_COLUMNS = [
   'e.received_at', 'e.read_at', 'e.has_attachments', 'e.size', 'e.folder',
 ] as const;
 
-type NewEmailRow = Insertable<EmailsTable> & { id: number };
-const insertEmailRows = multiRowInsert<NewEmailRow>('INSERT INTO emails', [
-  'id', 'tenant_id', 'mailbox_id', 'message_id', 'from_email', 'from_name', 'to_email', 'subject', 'snippet',
-  'received_at', 'received_max', 'size', 'has_attachments', 'read_at', 'deleted_at', 'updated_seq', 'created_at', 'uid',
-], 'ON CONFLICT (mailbox_id, message_id) WHERE imported = 0 DO NOTHING');
-const insertContentRows = multiRowInsert<Insertable<EmailContentsTable>>('INSERT INTO email_contents', [
-  'email_id', 'inbound_id', 'cc', 'bcc', 'headers', 'auth', 'body_text', 'body_html',
-]);
-const insertAttachmentRows = multiRowInsert<Insertable<AttachmentsTable>>('INSERT INTO attachments', [
-  'email_id', 'filename', 'content_type', 'size', 'content_id', 'disposition', 'sha256',
-]);
-const insertFtsRows = multiRowInsert<EmailsFtsTable>('INSERT INTO emails_fts', ['rowid', 'subject', 'body', 'from_email', 'from_name']);
-// A summary written back at a first FETCH may meet one written meanwhile by another session: the same text.
-const upsertImapRows = multiRowInsert<EmailImapTable>('INSERT INTO email_imap', ['email_id', 'size', 'envelope', 'bodystructure'],
-  'ON CONFLICT (email_id) DO UPDATE SET size = excluded.size, envelope = excluded.envelope, bodystructure = excluded.bodystructure');
-
-const onPostgres = (db: Db) => dialectOf(db) === 'postgres';
-
-/** Every query of stored email (the writing ones in their PostgreSQL form from pg-store.ts there). */
-export function createEmailStore() {
+/**
+ * Every query of stored email that runs through Kysely: the writing ones that differ between the
+ * backends (ports.ts `EmailWrites`), chosen once from `backend`, and those both share. Without a
+ * backend the choice is made from the first handle a writing query is given (db/backend.ts `chosenOnce`).
+ */
+export function createEmailStore(backend?: Backend) {
+  const writes = chosenOnce<EmailWrites>({ sqlite: sqliteEmailWrites, postgres: postgresEmailWrites }, backend);
   return {
-    /**
-     * The first id of the next emails (ids are assigned by the one writer, inside its
-     * transaction, so a batch is one statement; never below a used id, even a deleted one).
-     */
-    nextEmailId: (db: Db) => onPostgres(db) ? pgStore.nextEmailId(db) :
-      sql<{ n: number }>`SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = 'emails'), 0), coalesce((SELECT max(id) FROM emails), 0)) + 1 AS n`
-        .execute(db).then((r) => Number(r.rows[0].n)),
-
-    /** Inserts emails with their ids; a row whose mailbox already has its message_id is skipped. Returns the ids stored. */
-    async insertEmails(db: Db, rows: NewEmailRow[]): Promise<Set<number>> {
-      const stored = new Set<number>();
-      if (rows.length === 0) return stored;
-      if (onPostgres(db)) return pgStore.insertEmails(db, rows);
-      await insertEmailRows.run(db, rows);
-      // The ids are new, so a range finds exactly the rows just inserted (one statement for any count).
-      const ours = new Set(rows.map((r) => r.id));
-      const ids = await db.selectFrom('emails').select('id').where('id', '>=', Math.min(...ours)).where('id', '<=', Math.max(...ours)).execute();
-      for (const r of ids) if (ours.has(r.id)) stored.add(r.id);
-      return stored;
-    },
-
-    /** Contents rows of stored emails. */
-    insertContents: (db: Db, rows: Insertable<EmailContentsTable>[]) => onPostgres(db) ? pgStore.insertContents(db, rows) : insertContentRows.run(db, rows).then(() => undefined),
-
-    insertAttachments: (db: Db, rows: Insertable<AttachmentsTable>[]) => onPostgres(db) ? pgStore.insertAttachments(db, rows) : insertAttachmentRows.run(db, rows).then(() => undefined),
-
-    /** IMAP summaries of stored emails (src/imap/summary.ts), new or replacing NULLs. */
-    saveImap: (db: Db, rows: EmailImapTable[]) => (rows.length === 0 ? Promise.resolve() : onPostgres(db) ? pgStore.saveImap(db, rows) : upsertImapRows.run(db, rows).then(() => undefined)),
-
-    /** Adds rows to the search index (many at once: most of the cost is per statement and per transaction). */
-    indexFts: (db: Db, rows: EmailsFtsTable[]) => onPostgres(db) ? pgStore.indexFts(db, rows) : insertFtsRows.run(db, rows).then(() => undefined),
+    nextEmailId: (db: Db) => writes(db).nextEmailId(db),
+    insertEmails: (db: Db, rows: NewEmailRow[]) => writes(db).insertEmails(db, rows),
+    insertContents: (db: Db, rows: Insertable<EmailContentsTable>[]) => writes(db).insertContents(db, rows),
+    insertAttachments: (db: Db, rows: Insertable<AttachmentsTable>[]) => writes(db).insertAttachments(db, rows),
+    saveImap: (db: Db, rows: EmailImapTable[]) => writes(db).saveImap(db, rows),
+    indexFts: (db: Db, rows: EmailsFtsTable[]) => writes(db).indexFts(db, rows),
+    releaseBytes: (db: Db, mailboxId: number, size: number) => writes(db).releaseBytes(db, mailboxId, size),
+    tombstone: (db: Db, ids: number[], now: number, nextMarker: () => number) => writes(db).tombstone(db, ids, now, nextMarker),
 
     /** The running received_at maximum of tenants. */
     searchState: (db: Db, tenantIds: number[]) =>
@@ -133,10 +98,6 @@ export function createEmailStore() {
         .where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst()
         .then((r) => Number(r.numUpdatedRows) === 1),
 
-    /** Gives a deleted email's bytes back to its mailbox's quota. */
-    releaseBytes: (db: Db, mailboxId: number, size: number) => onPostgres(db) ? pgStore.releaseBytes(db, mailboxId, size) :
-      db.updateTable('mailboxes').set({ used_bytes: sql`max(0, used_bytes - ${size})` }).where('id', '=', mailboxId).execute(),
-
     /** The raw source of an email that came over SMTP. */
     rawSource: (db: Db, inboundId: number) =>
       db.selectFrom('inbound').select(['raw', 'raw_path']).where('id', '=', inboundId).executeTakeFirst(),
@@ -149,25 +110,6 @@ export function createEmailStore() {
     inboundOf: (db: Db, emailIds: number[]) =>
       db.selectFrom('email_contents').select('inbound_id').distinct().where('email_id', 'in', emailIds)
         .where('inbound_id', 'is not', null).execute().then((r) => r.map((x) => x.inbound_id!)),
-
-    /**
-     * Turns emails into tombstones: what they held goes (index entries, attachments, contents) and
-     * the live ones are marked deleted, each with its own update marker, so a sync client learns of
-     * them as it does of a deleted email. The narrow rows stay for that.
-     */
-    async tombstone(db: Db, ids: number[], now: number, nextMarker: () => number) {
-      if (ids.length === 0) return;
-      if (onPostgres(db)) return pgStore.tombstone(db, ids, now, nextMarker);
-      await db.deleteFrom('emails_fts').where('rowid', 'in', ids).execute();
-      await db.deleteFrom('attachments').where('email_id', 'in', ids).execute();
-      await db.deleteFrom('email_contents').where('email_id', 'in', ids).execute();
-      await db.deleteFrom('email_imap').where('email_id', 'in', ids).execute();
-      const live = await db.selectFrom('emails').select('id').where('id', 'in', ids).where('deleted_at', 'is', null).orderBy('id').execute();
-      if (live.length === 0) return;
-      const marked = JSON.stringify(live.map((r) => [r.id, nextMarker()]));
-      await sql`UPDATE emails SET deleted_at = ${now}, updated_seq = json_extract(m.value, '$[1]')
-        FROM json_each(${marked}) AS m WHERE emails.id = json_extract(m.value, '$[0]')`.execute(db);
-    },
   };
 }
 export type EmailStore = ReturnType<typeof createEmailStore>;

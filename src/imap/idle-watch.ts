@@ -1,4 +1,4 @@
-import type { MailChanges } from '../emails/changes.js';
+import type { MailChanges } from '../emails/mail-changes.js';
 import type { Logger } from '../logger.js';
 
 /**

@@ -11,7 +11,7 @@ import { createMemo, LOOKUP_HOLD_MS } from './memo.js';
 import { renderApiMessage } from './render.js';
 import { createKeyCache } from '../signing/keys.js';
 import type { SigningThread } from '../signing/sign-thread.js';
-import { signForward } from './sign.js';
+import { signForward } from '../signing/sign.js';
 import type { Srs } from './srs.js';
 import type { DnsLookup } from '../smtp/dns.js';
 import type { OutboundRow, OutboundStore } from './store.js';

@@ -1,5 +1,5 @@
 import { parentPort } from 'node:worker_threads';
-import { signForward } from '../outbound/sign.js';
+import { signForward } from './sign.js';
 import { createKeyCache } from './keys.js';
 import type { SignReply, SignRequest } from './sign-thread.js';
 

@@ -7,7 +7,7 @@ import type { OutboundStore } from '../outbound/store.js';
 import { receivedHeader, returnPathHeader } from '../smtp/received.js';
 import type { DailyLedger } from './daily.js';
 import { RAW_IN_ROW_BYTES } from '../ingest/accept.js';
-import { signDkim } from '../outbound/sign.js';
+import { signDkim } from '../signing/sign.js';
 import { createKeyCache } from '../signing/keys.js';
 import { splitHeaderBlock } from '../smtp/mime.js';
 import type { QueueJob } from './commit.js';

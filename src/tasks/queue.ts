@@ -1,9 +1,10 @@
 import type { Db } from '../db/connection.js';
-import { serializedTransaction } from '../db/serial.js';
+import { serializedTransaction } from '../db/provisioning-lock.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { ApiError } from '../errors.js';
-import { sqliteClaims, type TaskClaims } from './claims.js';
+import type { TaskClaims } from './ports.js';
+import { sqliteClaims } from './sqlite/claims.js';
 import { storableText } from '../db/storable-text.js';
 import { createTaskStore, toTask, type TaskRow } from './store.js';
 import { TaskInterrupted, type NewTask, type TaskHandler } from './types.js';

@@ -1,10 +1,12 @@
+import { backendOf, type Backend } from '../db/backend.js';
 import type { Db } from '../db/connection.js';
-import { dialectOf } from '../db/dialect.js';
-import { readerOf, type Reader } from '../db/reader.js';
 import type { Clock } from '../clock.js';
 import { tooManyRequests } from '../errors.js';
 import { generateApiKey, hashApiKey, looksLikeApiKey, parsePermissions, sameHash, type Permission } from './keys.js';
-import { KEY_BY_HASH_SQL, type KeyRow, type TenantStore } from './store.js';
+import type { KeyLookup } from './ports.js';
+import { createPostgresKeyLookup } from './postgres/key-lookup.js';
+import { createSqliteKeyLookup } from './sqlite/key-lookup.js';
+import type { KeyRow, TenantStore } from './store.js';
 
 /** The authenticated caller of a request: the key and what its tenant may do. */
 export interface ApiKey {
@@ -25,35 +27,13 @@ function apiKey(row: KeyRow): ApiKey {
   };
 }
 
-/** Key rows kept on PostgreSQL at most (past it they are all dropped and read again). */
-const MAX_KEPT_KEYS = 10_000;
-
 /** Tenants, keys, plans and cooldowns: the rules, used by the HTTP layer and the CLI alike. */
-export function createTenantService({ db, store, clock, cooldownSeconds, changes }: {
-  db: Db; store: TenantStore; clock: Clock; cooldownSeconds: number;
-  /** On PostgreSQL, the directory's change count (db/pg-directory.ts), which the key rows kept are keyed on. */
-  changes?: () => number;
+export function createTenantService({ db, backend = backendOf(db), store, clock, cooldownSeconds, directoryVersion }: {
+  db: Db; backend?: Backend; store: TenantStore; clock: Clock; cooldownSeconds: number;
+  /** On PostgreSQL, the directory's version (core.ts), which the key rows kept are keyed on. */
+  directoryVersion?: () => number;
 }) {
-  let reader: Reader | null = null;
-  const onPostgres = dialectOf(db) === 'postgres';
-  /** Key rows read on PostgreSQL, by hash, with the change count they were read under. */
-  const kept = new Map<string, { row: KeyRow; count: number }>();
-
-  /**
-   * The key row of `hash` on PostgreSQL: the one kept while the change count stands still, else
-   * read (and kept). Only rows found are kept, so keys made up by a caller fill nothing.
-   */
-  async function pgKeyRow(hash: string): Promise<KeyRow | undefined> {
-    const count = changes ? changes() : NaN;
-    const known = kept.get(hash);
-    if (known && known.count === count) return known.row;
-    const row = await store.keyByHash(db, hash); // a pooled connection reads what any node committed
-    if (row && changes) {
-      if (kept.size >= MAX_KEPT_KEYS) kept.clear();
-      kept.set(hash, { row, count });
-    }
-    return row;
-  }
+  const keys: KeyLookup = backend.choose({ sqlite: createSqliteKeyLookup, postgres: createPostgresKeyLookup })({ db, store, directoryVersion });
 
   return {
     /** Creates a tenant and returns its id; throws if the name is taken. */
@@ -87,26 +67,13 @@ export function createTenantService({ db, store, clock, cooldownSeconds, changes
 
     /**
      * The caller for a presented key, or null when it is malformed, unknown or revoked. It runs on
-     * every request, so the key row is read by one prepared statement on the read connection
-     * (src/db/reader.ts), without Kysely. On SQLite nothing is cached: every request reads the row
-     * as committed at that moment, so a revocation or plan change by anyone (the CLI included)
-     * applies to the very next request. (A cache would have to ask SQLite whether anything
-     * changed, `PRAGMA data_version`, which is one statement just like the lookup it would save.)
-     * On PostgreSQL the lookup is a round trip to the server, half of a read's, so the row is kept
-     * while the directory's change count stands still: a revocation or plan change made through
-     * this node applies to its next request, one made on another node or by the CLI once that
-     * commit's NOTIFY arrives (milliseconds), as a request that came in just before it would.
+     * every request: how the key row is found, and for how long a row read stands, is the
+     * backend's (ports.ts `KeyLookup`, sqlite/ and postgres/key-lookup.ts).
      */
     async authenticate(presented: string): Promise<ApiKey | null> {
       if (!looksLikeApiKey(presented)) return null;
       const hash = hashApiKey(presented);
-      let row: KeyRow | undefined;
-      if (onPostgres) {
-        row = await pgKeyRow(hash);
-      } else {
-        reader ??= await readerOf(db);
-        row = reader.prepare(KEY_BY_HASH_SQL).get(hash) as KeyRow | undefined;
-      }
+      const row = await keys.keyRow(hash);
       if (!row || row.revoked_at !== null || !sameHash(row.key_hash, hash)) return null;
       return apiKey(row);
     },

@@ -1,5 +1,5 @@
 import type { Db } from '../db/connection.js';
-import { dialectOf } from '../db/dialect.js';
+import { dml } from '../db/backend.js';
 
 /** A claimed delivery with everything one attempt needs. */
 export interface ClaimedDelivery {
@@ -52,10 +52,9 @@ export function createDeliveryStore() {
      * so nodes claiming at once share the backlog instead of queueing behind one another.
      */
     dueFor: (db: Db, webhookId: number, now: number, limit: number) =>
-      db.selectFrom('webhook_deliveries').select('id')
+      dml(db).claim(db.selectFrom('webhook_deliveries').select('id')
         .where('webhook_id', '=', webhookId).where('status', '=', 'queued').where('next_attempt_at', '<=', now)
-        .orderBy('next_attempt_at').orderBy('id').limit(limit)
-        .$if(dialectOf(db) === 'postgres', (q) => q.forUpdate().skipLocked())
+        .orderBy('next_attempt_at').orderBy('id').limit(limit))
         .execute().then((r) => r.map((x) => x.id)),
 
     /** When a webhook's next queued delivery (due after `after`, if given) is due, or null when none is. */

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import type { Logger } from '../logger.js';
-import type { DeliveryClaims } from './claims.js';
+import type { DeliveryClaims } from './ports.js';
 import type { ClaimedDelivery, DeliveryStore } from './delivery-store.js';
 import type { QueuedHint } from './events.js';
 import { EVENT_TYPES } from './events.js';

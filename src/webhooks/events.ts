@@ -1,24 +1,14 @@
-import { sql } from 'kysely';
+import { chosenOnce, type Backend } from '../db/backend.js';
 import type { Db } from '../db/connection.js';
-import { dialectOf } from '../db/dialect.js';
-import type { NodeSession } from '../db/pg-session.js';
 import type { Clock } from '../clock.js';
+import type { EmailEvent, QueuedHint } from './event-types.js';
+import type { QueuedAnnouncer } from './ports.js';
+import { createPostgresQueuedAnnouncer } from './postgres/queued-announcer.js';
+import { createSqliteQueuedAnnouncer } from './sqlite/queued-announcer.js';
 import { createWebhookStore, type WebhookStore } from './store.js';
 
-/** The events webhooks deliver. */
-export const EVENT_TYPES = ['email.received', 'email.read', 'email.deleted'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
-
-/** One email event of a tenant. */
-export interface EmailEvent {
-  tenantId: number;
-  type: EventType;
-  emailId: number;
-  mailboxId: number;
-}
-
-/** Deliveries that a record call queued, per webhook: the engine's hint that work is due. */
-export type QueuedHint = { webhookId: number; at: number };
+export { EVENT_TYPES, type EmailEvent, type EventType, type QueuedHint } from './event-types.js';
+export { listenQueued } from './postgres/queued-announcer.js';
 
 /**
  * Records email events durably. Callers record inside the transaction of the state change that
@@ -26,12 +16,15 @@ export type QueuedHint = { webhookId: number; at: number };
  * this same call and therefore the same transaction: one delivery row per active webhook of the
  * tenant subscribed to the event type, so no event is lost between "stored" and "announced".
  */
-export function createEventRecorder({ clock, store = createWebhookStore(), onQueued }: {
+export function createEventRecorder({ clock, store = createWebhookStore(), onQueued, backend }: {
   clock: Clock;
   store?: WebhookStore;
+  /** The backend, which says how queued deliveries are announced (ports.ts); else that of the first transaction recorded in. */
+  backend?: Backend;
   /** Told (after the current tick, so after the caller's statement) which webhooks got work; on PostgreSQL every node is told through NOTIFY instead (see listenQueued). */
   onQueued?: (hints: QueuedHint[]) => void;
 }) {
+  const announcer = chosenOnce<QueuedAnnouncer>({ sqlite: createSqliteQueuedAnnouncer({ onQueued }), postgres: createPostgresQueuedAnnouncer() }, backend);
   return {
     /** Passes on hints of deliveries recorded elsewhere (by the storage thread's own recorder). */
     notify(hints: QueuedHint[]): void {
@@ -57,40 +50,9 @@ export function createEventRecorder({ clock, store = createWebhookStore(), onQue
       const now = clock.now();
       const ids = await store.insertEvents(trx, events, now);
       const queued = await store.fanOut(trx, ids, now);
-      if (queued.length > 0 && dialectOf(trx) === 'postgres') {
-        // PostgreSQL delivers a NOTIFY at commit, to every node: each engine then claims rows it can see.
-        await notifyQueued(trx, [...new Set(queued)]);
-      } else if (queued.length > 0 && onQueued) {
-        const hints = [...new Set(queued)].map((webhookId) => ({ webhookId, at: now }));
-        // SQLite: the engine's claim waits for the connection this transaction holds, so it sees the rows once committed.
-        setImmediate(() => onQueued(hints));
-      }
+      if (queued.length > 0) await announcer(trx).announce(trx, [...new Set(queued)], now);
       return ids;
     },
   };
 }
 export type EventRecorder = ReturnType<typeof createEventRecorder>;
-
-/** The channel of "deliveries were queued for these webhooks" on PostgreSQL. */
-const QUEUED_CHANNEL = 'mailstead_webhooks';
-/** Longest payload sent (PostgreSQL takes up to 8000 bytes); a longer list is sent empty: look at every webhook. */
-const MAX_PAYLOAD = 7000;
-
-/** Inside the recording transaction: every node hears at commit which webhooks got deliveries. */
-async function notifyQueued(trx: Db, webhookIds: number[]): Promise<void> {
-  const payload = JSON.stringify(webhookIds);
-  await sql`SELECT pg_notify(${QUEUED_CHANNEL}, ${payload.length <= MAX_PAYLOAD ? payload : ''})`.execute(trx);
-}
-
-/**
- * Hears the deliveries queued on any node (PostgreSQL): `hint` with the webhooks named, or
- * `everything` when the list was too long or notifications may have been lost (a reconnect).
- */
-export function listenQueued(session: NodeSession, now: () => number, on: { hint(hints: QueuedHint[]): void; everything(): void }): Promise<void> {
-  return session.listen(QUEUED_CHANNEL, (payload) => {
-    let ids: unknown = null;
-    try { ids = payload ? JSON.parse(payload) : null; } catch { /* not ours: look at everything */ }
-    if (Array.isArray(ids) && ids.every((id) => Number.isSafeInteger(id))) on.hint(ids.map((webhookId: number) => ({ webhookId, at: now() })));
-    else on.everything();
-  });
-}

@@ -1,6 +1,7 @@
 import { Counter, Gauge } from 'prom-client';
 import type { Core } from '../core.js';
-import { postgresDeliveryClaims, sqliteDeliveryClaims } from './claims.js';
+import { postgresDeliveryClaims } from './postgres/claims.js';
+import { sqliteDeliveryClaims } from './sqlite/claims.js';
 import { createDeliveryStore } from './delivery-store.js';
 import { createDeliveryEngine, PER_WEBHOOK_CONCURRENCY, type EngineOptions } from './engine.js';
 import { createEventRecorder, listenQueued } from './events.js';
@@ -43,7 +44,7 @@ export function installWebhooks(core: Core, opts: WebhookOptions = {}) {
     db: core.db, clock: core.clock, logger: core.logger.child({ component: 'webhooks' }), store, deliveries, sender, claims,
     options: { ...opts.engine, perWebhook }, onAttempt: (verdict) => attempts.inc({ verdict }),
   });
-  const events = createEventRecorder({ clock: core.clock, store, onQueued: (hints) => engine.notify(hints) });
+  const events = createEventRecorder({ clock: core.clock, store, backend: core.backend, onQueued: (hints) => engine.notify(hints) });
   const service = createWebhookService({ db: core.db, store, deliveries, clock: core.clock, allowPrivate, lookup, notify: (h) => engine.notify(h) });
   for (const job of webhookJobs({ db: core.db, clock: core.clock, logger: core.logger, store, deliveries, engine })) core.cron.add(job);
   webhookRoutes({ registry: core.registry, webhooks: service });

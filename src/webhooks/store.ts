@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connection.js';
-import { dialectOf } from '../db/dialect.js';
-import type { EmailEvent } from './events.js';
+import { dml } from '../db/backend.js';
+import type { EmailEvent } from './event-types.js';
 
 /** Bit of each event type in webhooks.event_mask. */
 export const EVENT_BITS: Record<string, number> = { 'email.received': 1, 'email.read': 2, 'email.deleted': 4 };
@@ -101,9 +101,7 @@ export function createWebhookStore() {
 
     /** Stamps the outcome of attempts on a webhook: last fired, and the start of a failing streak. */
     markTriggered: (db: Db, id: number, at: number, failingSince: { set: number | null } | { keepOr: number } | null) => {
-      // The larger of two values: SQLite's scalar max(), PostgreSQL's greatest().
-      const larger = sql.raw(dialectOf(db) === 'postgres' ? 'GREATEST' : 'MAX');
-      let q = db.updateTable('webhooks').set((eb) => ({ last_triggered_at: sql<number>`${larger}(COALESCE(${eb.ref('last_triggered_at')}, 0), ${at})` }));
+      let q = db.updateTable('webhooks').set((eb) => ({ last_triggered_at: dml(db).greatest(sql`COALESCE(${eb.ref('last_triggered_at')}, 0)`, at) }));
       if (failingSince && 'set' in failingSince) q = q.set({ failing_since: failingSince.set });
       else if (failingSince) q = q.set((eb) => ({ failing_since: eb.fn.coalesce('failing_since', sql.val(failingSince.keepOr)) }));
       return q.where('id', '=', id).execute();

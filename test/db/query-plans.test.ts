@@ -4,7 +4,7 @@ import { systemClock } from '../../src/clock.js';
 import type { NodeSession } from '../../src/db/pg-session.js';
 import { createFolderMessages } from '../../src/emails/folder-messages.js';
 import { createMarkers } from '../../src/emails/markers.js';
-import { createPgPoolReads } from '../../src/emails/pg-reads.js';
+import { createPgPoolReads } from '../../src/emails/postgres/reads.js';
 import { createEmailService } from '../../src/emails/service.js';
 import { createEmailReads, type ListFilter } from '../../src/emails/store.js';
 import { createEmailStore } from '../../src/emails/store.js';

@@ -1,6 +1,6 @@
 import test from 'ava';
-import { createMailChanges } from '../../src/emails/changes.js';
-import { changePayloads, createChangeRelay, parseChangePayload } from '../../src/emails/pg-changes.js';
+import { createMailChanges } from '../../src/emails/mail-changes.js';
+import { changePayloads, createChangeRelay, parseChangePayload } from '../../src/emails/postgres/mail-change-relay.js';
 import { openPostgresDatabase } from '../../src/db/postgres.js';
 import { createLogger } from '../../src/logger.js';
 import { eventually } from '../helpers/nodes.js';

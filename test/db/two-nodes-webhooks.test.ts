@@ -2,7 +2,7 @@ import test from 'ava';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { systemClock } from '../../src/clock.js';
-import { postgresDeliveryClaims } from '../../src/webhooks/claims.js';
+import { postgresDeliveryClaims } from '../../src/webhooks/postgres/claims.js';
 import { createEventRecorder } from '../../src/webhooks/events.js';
 import type { Cluster } from '../helpers/nodes.js';
 import { eventually, sharedDatabase, startNodes } from '../helpers/nodes.js';

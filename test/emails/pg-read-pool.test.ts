@@ -1,8 +1,8 @@
 import test from 'ava';
 import { encodeListCursor } from '../../src/emails/cursor.js';
-import { createPgEmailReads } from '../../src/emails/pg-reads.js';
-import { runPgReadJob } from '../../src/emails/pg-reading.js';
-import { encodePgSearch, pgSearch } from '../../src/emails/pg-search.js';
+import { createPgEmailReads } from '../../src/emails/postgres/reads.js';
+import { runPgReadJob } from '../../src/emails/postgres/read-job.js';
+import { encodePgSearch, pgSearch } from '../../src/emails/postgres/search.js';
 import { createReadPool } from '../../src/emails/read-pool.js';
 import type { ReadJob } from '../../src/emails/reading.js';
 import { startTestApp } from '../helpers/app.js';

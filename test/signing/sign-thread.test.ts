@@ -1,8 +1,8 @@
 import { createPrivateKey } from 'node:crypto';
 import test from 'ava';
-import { generateDkimKeyPair } from '../../src/dns/dkim.js';
+import { generateDkimKeyPair } from '../../src/signing/dkim-keys.js';
 import { createLogger } from '../../src/logger.js';
-import { signForward } from '../../src/outbound/sign.js';
+import { signForward } from '../../src/signing/sign.js';
 import { createSigningThread } from '../../src/signing/sign-thread.js';
 
 const MESSAGE = Buffer.from([

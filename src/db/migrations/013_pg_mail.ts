@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { dialectOf } from '../dialect.js';
+import { backendOf } from '../backend.js';
 
 /**
  * What mail needs on PostgreSQL (DECISIONS.md section 17), where several nodes share nothing but
@@ -16,7 +16,7 @@ import { dialectOf } from '../dialect.js';
  * (bytea), which `email_contents.inbound_id` names, whatever its size.
  */
 export async function up(db: Kysely<any>): Promise<void> {
-  if (dialectOf(db) !== 'postgres') return;
+  if (backendOf(db).kind !== 'postgres') return;
   await sql`CREATE TABLE email_marker (
     id SMALLINT PRIMARY KEY CHECK (id = 1),
     value BIGINT NOT NULL
@@ -32,7 +32,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  if (dialectOf(db) !== 'postgres') return;
+  if (backendOf(db).kind !== 'postgres') return;
   await sql`DROP TABLE blobs`.execute(db);
   await sql`DROP TABLE email_marker`.execute(db);
 }

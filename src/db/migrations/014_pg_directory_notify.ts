@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { dialectOf } from '../dialect.js';
+import { backendOf } from '../backend.js';
 
 /** The channel a committed change of the recipient directory is announced on (pg-directory.ts listens). */
 export const DIRECTORY_CHANNEL = 'mailstead_directory';
@@ -22,7 +22,7 @@ const TRIGGERS: Array<{ table: string; update: string }> = [
 ];
 
 export async function up(db: Kysely<any>): Promise<void> {
-  if (dialectOf(db) !== 'postgres') return;
+  if (backendOf(db).kind !== 'postgres') return;
   await sql`CREATE FUNCTION mailstead_directory_changed() RETURNS trigger LANGUAGE plpgsql AS $$
     BEGIN
       PERFORM pg_notify(${sql.lit(DIRECTORY_CHANNEL)}, '');
@@ -36,7 +36,7 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  if (dialectOf(db) !== 'postgres') return;
+  if (backendOf(db).kind !== 'postgres') return;
   for (const { table } of TRIGGERS) await sql`DROP TRIGGER ${sql.raw(`${table}_directory_changed`)} ON ${sql.table(table)}`.execute(db);
   await sql`DROP FUNCTION mailstead_directory_changed()`.execute(db);
 }

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { dialectOf } from '../dialect.js';
+import { backendOf } from '../backend.js';
 
 /**
  * The large columns written once per message, compressed with lz4 instead of PostgreSQL's default
@@ -24,14 +24,14 @@ async function lz4Available(db: Kysely<any>): Promise<boolean> {
 }
 
 export async function up(db: Kysely<any>): Promise<void> {
-  if (dialectOf(db) !== 'postgres' || !(await lz4Available(db))) return;
+  if (backendOf(db).kind !== 'postgres' || !(await lz4Available(db))) return;
   for (const [table, column] of COLUMNS) {
     await sql`ALTER TABLE ${sql.table(table)} ALTER COLUMN ${sql.ref(column)} SET COMPRESSION lz4`.execute(db);
   }
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  if (dialectOf(db) !== 'postgres') return;
+  if (backendOf(db).kind !== 'postgres') return;
   for (const [table, column] of COLUMNS) {
     await sql`ALTER TABLE ${sql.table(table)} ALTER COLUMN ${sql.ref(column)} SET COMPRESSION default`.execute(db);
   }

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { dialectOf } from '../dialect.js';
+import { backendOf } from '../backend.js';
 
 /**
  * API keys and the tenant flags they carry announced like the directory (migration 014), on the
@@ -15,7 +15,7 @@ const TRIGGERS: Array<{ table: string; update: string }> = [
 ];
 
 export async function up(db: Kysely<any>): Promise<void> {
-  if (dialectOf(db) !== 'postgres') return;
+  if (backendOf(db).kind !== 'postgres') return;
   for (const { table, update } of TRIGGERS) {
     await sql`CREATE TRIGGER ${sql.raw(`${table}_keys_changed`)}
       AFTER INSERT OR DELETE OR ${sql.raw(update)} ON ${sql.table(table)}
@@ -24,6 +24,6 @@ export async function up(db: Kysely<any>): Promise<void> {
 }
 
 export async function down(db: Kysely<any>): Promise<void> {
-  if (dialectOf(db) !== 'postgres') return;
+  if (backendOf(db).kind !== 'postgres') return;
   for (const { table } of TRIGGERS) await sql`DROP TRIGGER ${sql.raw(`${table}_keys_changed`)} ON ${sql.table(table)}`.execute(db);
 }

@@ -1,20 +1,19 @@
 import { sql, type Insertable } from 'kysely';
-import type { Db } from '../db/connection.js';
-import { foldSearchText } from './pg-search.js';
-import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable, EmailsTable } from './tables.js';
+import type { Db } from '../../db/connection.js';
+import { foldSearchText } from './search.js';
+import type { EmailWrites, NewEmailRow } from '../ports.js';
+import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable } from '../tables.js';
 
 /*
- * The writing queries of store.ts in their PostgreSQL form (DECISIONS.md section 17), used where
- * store.ts's SQLite text does not run there: placeholders (`?`), sqlite_sequence, json_each,
- * scalar max() and the FTS5 table. Lists travel as one array parameter each.
+ * The writing queries of stored email on PostgreSQL (DECISIONS.md section 17), the port of
+ * ports.ts whose SQLite form (sqlite/email-writes.ts) does not run there: placeholders (`?`),
+ * sqlite_sequence, json_each, scalar max() and the FTS5 table. Lists travel as one array parameter each.
  */
-
-type NewEmailRow = Insertable<EmailsTable> & { id: number };
 
 /** The sequence of emails.id (an identity column on PostgreSQL). */
 const EMAIL_SEQUENCE = sql`pg_get_serial_sequence('emails', 'id')`;
 
-export const pgStore = {
+export const postgresEmailWrites: EmailWrites = {
   /**
    * The first id of the next emails: above every stored id and every id the identity sequence
    * handed out. Writers of emails hold the update-marker row lock (markers.ts), so no two run this
@@ -52,7 +51,7 @@ export const pgStore = {
       }))).execute().then(() => undefined)),
 
   /**
-   * Search documents (pg-search.ts): one tsvector per email of the four fields FTS5 indexes on
+   * Search documents (search.ts): one tsvector per email of the four fields FTS5 indexes on
    * SQLite, each folded as queries are and weighted by field (subject A, body B, sender address
    * C, sender name D) so that IMAP's SEARCH BODY can keep to the body; one statement for the batch.
    * Each carries its email's received_at (migration 018), read from the email row stored before it.
@@ -72,7 +71,6 @@ export const pgStore = {
   releaseBytes: (db: Db, mailboxId: number, size: number) =>
     db.updateTable('mailboxes').set({ used_bytes: sql`greatest(0, used_bytes - ${size}::bigint)` }).where('id', '=', mailboxId).execute(),
 
-  /** store.ts `tombstone` on PostgreSQL. */
   async tombstone(db: Db, ids: number[], now: number, nextMarker: () => number) {
     if (ids.length === 0) return;
     await sql`DELETE FROM emails_fts WHERE email_id = ANY(${ids}::bigint[])`.execute(db);

@@ -1,43 +1,8 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/connection.js';
-import type { NodeSession } from '../db/pg-session.js';
-import { createTaskStore, type TaskRow } from './store.js';
-
-/**
- * How the queue takes tasks, and tells a crashed runner's tasks from running ones: the part of the
- * queue that differs between one SQLite process and many nodes on PostgreSQL.
- */
-export interface TaskClaims {
-  /** Inside the enqueuing transaction: `wake` runs (on every node) once that transaction commits. */
-  afterEnqueue(trx: Db, wake: () => void): Promise<void>;
-  /** Calls `wake` when work may have arrived from elsewhere (another node). */
-  listen(wake: () => void): Promise<void>;
-  /** Takes the next due task of one of `kinds` and marks it running; each task goes to one claimer. */
-  claimNext(now: number, kinds: string[]): Promise<TaskRow | undefined>;
-  /** The task stopped running here (its completion, failure or requeue is committed). */
-  release(id: number): Promise<void>;
-  /**
-   * Queues again the tasks left `running` by a runner that is gone; returns how many. `atStart`:
-   * called before this process runs anything.
-   */
-  recover(atStart: boolean): Promise<number>;
-}
-
-/**
- * SQLite: one process runs the queue over one connection. A wake-up after enqueue can only claim
- * once the caller's transaction released that connection, i.e. after the commit; every task left
- * running at start was left by a crash of this very process.
- */
-export function sqliteClaims(db: Db): TaskClaims {
-  const store = createTaskStore();
-  return {
-    afterEnqueue: async (_trx, wake) => { setImmediate(wake); },
-    listen: async () => {},
-    claimNext: (now, kinds) => store.claimNext(db, now, kinds),
-    release: async () => {},
-    recover: (atStart) => (atStart ? store.recoverRunning(db) : Promise.resolve(0)),
-  };
-}
+import type { Db } from '../../db/connection.js';
+import type { NodeSession } from '../../db/pg-session.js';
+import type { TaskClaims } from '../ports.js';
+import { createTaskStore, type TaskRow } from '../store.js';
 
 const CHANNEL = 'mailstead_tasks';
 /** The first key of the advisory locks that mark a task as running on a live node. */

@@ -1,8 +1,8 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { openPool } from '../db/postgres.js';
-import { createPgPoolReads } from './pg-reads.js';
-import { runPgReadJob } from './pg-reading.js';
-import type { PgReaderThreadOptions, ReadReply, ReadRequest, ReaderMessage } from './read-pool.js';
+import { openPool } from '../../db/postgres.js';
+import { createPgPoolReads } from './reads.js';
+import { runPgReadJob } from './read-job.js';
+import type { PgReaderThreadOptions, ReadReply, ReadRequest, ReaderMessage } from '../read-pool.js';
 
 /*
  * A PostgreSQL reader thread: a small pool of connections of its own, running list, sync and get

@@ -1,9 +1,9 @@
 import { createPrivateKey } from 'node:crypto';
 import test from 'ava';
 import { authenticate, type DNSResolver } from 'mailauth';
-import { generateDkimKeyPair } from '../../src/dns/dkim.js';
-import { signDkim, signForward, type SigningKey } from '../../src/outbound/sign.js';
-import { startMxZone, type MxZone } from './mx-zone.js';
+import { generateDkimKeyPair } from '../../src/signing/dkim-keys.js';
+import { signDkim, signForward, type SigningKey } from '../../src/signing/sign.js';
+import { startMxZone, type MxZone } from '../outbound/mx-zone.js';
 
 const MESSAGE = Buffer.from([
   'Received: from client.origin.test (client.origin.test [192.0.2.50]) by mx.alias.test; Thu, 26 Nov 2026 04:00:00 +0000',

@@ -1,14 +1,14 @@
 import type pg from 'pg';
-import type { Db } from '../db/connection.js';
-import { pgPoolOf } from '../db/postgres.js';
-import { decodePgSearch } from './pg-search.js';
-import { filterWhere, keyOf, LIST, limitOf, ORDER, OUTER_ORDER, Params, run, sideOf, tsqueryOf, type Queryable } from './pg-sql.js';
-import type { AttachmentRow, EmailRow, ListFilter, ListRow, Position, SyncRow } from './store.js';
+import type { Db } from '../../db/connection.js';
+import { pgPoolOf } from '../../db/postgres.js';
+import { decodePgSearch } from './search.js';
+import { filterWhere, keyOf, LIST, limitOf, ORDER, OUTER_ORDER, Params, run, sideOf, tsqueryOf, type Queryable } from './sql.js';
+import type { AttachmentRow, EmailRow, ListFilter, ListRow, Position, SyncRow } from '../store.js';
 
 /*
  * The hot reads of store.ts (`createEmailReads`) on PostgreSQL (DECISIONS.md section 17): the same
  * rows as the same tuples, so reading.ts shapes the answers, but asynchronous, with every value a
- * bound parameter, straight through the driver (pg-sql.ts). The queries are index ranges over
+ * bound parameter, straight through the driver (sql.ts). The queries are index ranges over
  * emails_tenant_received / emails_mailbox_received (keyset by (received_at, id)), emails_tenant_seq
  * for sync, and the GIN index of emails_fts for `q` (see docs/ARCHITECTURE.md "PostgreSQL").
  */

@@ -1,5 +1,5 @@
-import type { PgEmailReads, PgEmailReadsRoot } from './pg-reads.js';
-import { emailData, pageOf, syncPageOf, type ListQuery, type ReadJob } from './reading.js';
+import type { PgEmailReads, PgEmailReadsRoot } from './reads.js';
+import { emailData, pageOf, syncPageOf, type ListQuery, type ReadJob } from '../reading.js';
 
 /*
  * reading.ts's read jobs on PostgreSQL: the same answers, byte for byte, built by the same

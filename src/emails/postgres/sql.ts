@@ -1,9 +1,9 @@
 import type pg from 'pg';
-import { tsqueryTerms, type PgSearch } from './pg-search.js';
-import { LIST_COLUMNS, type ListFilter, type Position } from './store.js';
+import { tsqueryTerms, type PgSearch } from './search.js';
+import { LIST_COLUMNS, type ListFilter, type Position } from '../store.js';
 
 /*
- * The SQL text of the hot reads on PostgreSQL (pg-reads.ts), written as plain strings with
+ * The SQL text of the hot reads on PostgreSQL (reads.ts), written as plain strings with
  * numbered parameters rather than through Kysely: a read is a handful of microseconds of SQL
  * building this way, its rows come back as arrays (the tuples reading.ts shapes), and a statement
  * of a given text is prepared once per connection (`run`), so PostgreSQL parses and plans it once.
@@ -70,7 +70,7 @@ export function limitOf(n: number, least = 1): string {
   return String(n);
 }
 
-/** The tsquery of a search as SQL text (pg-search.ts tsqueryTerms), each word a bound parameter of `p`. */
+/** The tsquery of a search as SQL text (postgres/search.ts tsqueryTerms), each word a bound parameter of `p`. */
 export function tsqueryOf(s: PgSearch, p: Params): string {
   const parts = tsqueryTerms(s).map((t) => {
     if (t.prefix === undefined) return `phraseto_tsquery('simple', ${p.add(t.phrase)})`;

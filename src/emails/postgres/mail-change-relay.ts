@@ -1,6 +1,6 @@
-import type { NodeSession } from '../db/pg-session.js';
-import type { Logger } from '../logger.js';
-import type { MailChanges } from './changes.js';
+import type { NodeSession } from '../../db/pg-session.js';
+import type { Logger } from '../../logger.js';
+import type { MailChanges } from '../mail-changes.js';
 
 /** The channel of committed mail changes; the payload is mailbox ids, comma separated. */
 const CHANNEL = 'mailstead_mail';

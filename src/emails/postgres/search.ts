@@ -75,7 +75,7 @@ export type TsqueryTerm = { phrase: string; prefix?: undefined } | { phrase?: st
 /**
  * The terms of a search's tsquery: each phrase through phraseto_tsquery, and the last word of the
  * last bare term through to_tsquery with `:*` (its words are letters and digits only after
- * folding, so no tsquery syntax is in it). Both renderings (`tsquery`, pg-sql.ts `tsqueryOf`) bind
+ * folding, so no tsquery syntax is in it). Both renderings (`tsquery`, sql.ts `tsqueryOf`) bind
  * the user's words only as parameters.
  */
 export function tsqueryTerms(s: PgSearch): TsqueryTerm[] {

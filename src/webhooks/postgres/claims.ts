@@ -1,36 +1,7 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/connection.js';
-import { lockKeys, type NodeSession } from '../db/pg-session.js';
-import type { DeliveryStore } from './delivery-store.js';
-
-/**
- * How a delivery being sent (`sending`) is tied to the sender, so that only a dead sender's
- * deliveries go back to the queue: the part of the engine that differs between one SQLite process
- * and many nodes on one PostgreSQL database.
- */
-export interface DeliveryClaims {
-  /** Inside the claiming transaction, before it commits: these deliveries are this node's now. */
-  hold(ids: number[]): Promise<void>;
-  /** After the outcomes of these deliveries (or their release) are committed, or when a claim rolled back. */
-  letGo(ids: number[]): Promise<void>;
-  /**
-   * Queues again the deliveries left `sending` by a sender that is gone; returns how many.
-   * `atStart`: before this process sends anything.
-   */
-  recover(atStart: boolean): Promise<number>;
-}
-
-/**
- * SQLite: one process sends. Every delivery left `sending` at start was left by a crash of this
- * very process; later, a `sending` row is always one of its own requests under way.
- */
-export function sqliteDeliveryClaims(db: Db, deliveries: DeliveryStore): DeliveryClaims {
-  return {
-    hold: async () => {},
-    letGo: async () => {},
-    recover: (atStart) => (atStart ? deliveries.recoverSending(db) : Promise.resolve(0)),
-  };
-}
+import type { Db } from '../../db/connection.js';
+import { lockKeys, type NodeSession } from '../../db/pg-session.js';
+import type { DeliveryClaims } from '../ports.js';
 
 /** The first key of the advisory locks that mark a delivery as being sent by a live node ('whdl'). */
 const LOCK_CLASS = 0x7768646c;

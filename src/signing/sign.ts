@@ -1,10 +1,10 @@
 import type { DNSResolver } from 'mailauth';
 import { arc as verifyArc } from 'mailauth/lib/arc/index.js';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
-import { arcSet, digest, dkimSignature, withPrepended, type SigningKey } from '../signing/signatures.js';
+import { arcSet, digest, dkimSignature, withPrepended, type SigningKey } from './signatures.js';
 import { headerEnd, splitHeaderBlock } from '../smtp/mime.js';
 
-export type { SigningKey } from '../signing/signatures.js';
+export type { SigningKey } from './signatures.js';
 
 /** The chain validation status an ARC sealer records (RFC 8617 section 4.1.3). */
 export type ChainValidation = 'none' | 'pass' | 'fail';
