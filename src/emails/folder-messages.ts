@@ -115,6 +115,27 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
     return uid;
   }
 
+  /** Stored flags of messages, inside the caller's transaction (markers ready). */
+  async function flagWrites(trx: Db, mailboxId: number, writes: Array<{ id: number; flags: string }>, unchangedSince?: number): Promise<Map<number, number>> {
+    const done = new Map<number, number>();
+    for (const c of writes) {
+      const marker = markers.next();
+      let q = trx.updateTable('emails').set({ flags: c.flags, updated_seq: marker })
+        .where('id', '=', c.id).where('mailbox_id', '=', mailboxId).where('deleted_at', 'is', null);
+      if (unchangedSince !== undefined) q = q.where('updated_seq', '<=', unchangedSince);
+      if (Number((await q.executeTakeFirst()).numUpdatedRows) === 1) done.set(c.id, marker);
+    }
+    return done;
+  }
+
+  /** \Seen cleared of messages, inside the caller's transaction (markers ready). */
+  async function unreadWrites(trx: Db, mailboxId: number, ids: number[]): Promise<void> {
+    for (const id of ids) {
+      await trx.updateTable('emails').set({ read_at: null, updated_seq: markers.next() })
+        .where('id', '=', id).where('mailbox_id', '=', mailboxId).where('read_at', 'is not', null).where('deleted_at', 'is', null).execute();
+    }
+  }
+
   return {
     /** The live messages of a folder in UID order. */
     entries: (mailboxId: number, folder: string) =>
@@ -168,38 +189,46 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
      * only messages not changed after it (CONDSTORE). Answers the ids written and their markers.
      */
     async writeFlags(mailboxId: number, changes: Array<{ id: number; flags: string }>, unchangedSince?: number): Promise<Map<number, number>> {
-      const done = new Map<number, number>();
-      if (changes.length === 0) return done;
-      await db.transaction().execute(async (trx) => {
+      if (changes.length === 0) return new Map();
+      const done = await db.transaction().execute(async (trx) => {
         await markers.ready(trx);
-        for (const c of changes) {
-          const marker = markers.next();
-          let q = trx.updateTable('emails').set({ flags: c.flags, updated_seq: marker })
-            .where('id', '=', c.id).where('mailbox_id', '=', mailboxId).where('deleted_at', 'is', null);
-          if (unchangedSince !== undefined) q = q.where('updated_seq', '<=', unchangedSince);
-          if (Number((await q.executeTakeFirst()).numUpdatedRows) === 1) done.set(c.id, marker);
-        }
+        const done = await flagWrites(trx, mailboxId, changes, unchangedSince);
         await markers.flush(trx);
+        return done;
       });
       if (done.size > 0) changed(mailboxId);
       return done;
     },
 
-    /** Clears \Seen (read_at) of messages; setting it goes through the service's markRead (email.read). */
+    /** Clears \Seen (read_at) of messages; setting it goes through the service (email.read). */
     async markUnread(mailboxId: number, ids: number[]): Promise<void> {
       if (ids.length === 0) return;
       await db.transaction().execute(async (trx) => {
         await markers.ready(trx);
-        for (const id of ids) {
-          await trx.updateTable('emails').set({ read_at: null, updated_seq: markers.next() })
-            .where('id', '=', id).where('mailbox_id', '=', mailboxId).where('read_at', 'is not', null).where('deleted_at', 'is', null).execute();
-        }
+        await unreadWrites(trx, mailboxId, ids);
         await markers.flush(trx);
       });
       changed(mailboxId);
     },
 
-    markRead: (tenantId: number, id: number) => service.markRead(tenantId, id),
+    /**
+     * IMAP STORE in one transaction: the stored flags (`writeFlags`), \Seen cleared of `unread`
+     * and set of `read` (one email.read each, through the service). A refused write rolls all of
+     * it back and throws. Answers the ids whose flags were written.
+     */
+    async storeFlags(tenantId: number, mailboxId: number, o: { writes: Array<{ id: number; flags: string }>; read: number[]; unread: number[]; unchangedSince?: number }): Promise<Map<number, number>> {
+      if (o.writes.length === 0 && o.read.length === 0 && o.unread.length === 0) return new Map();
+      const { alongside } = await service.markReadMany(tenantId, o.read, async (trx) => {
+        const done = await flagWrites(trx, mailboxId, o.writes, o.unchangedSince);
+        await unreadWrites(trx, mailboxId, o.unread);
+        return done;
+      });
+      changed(mailboxId);
+      return alongside!;
+    },
+
+    /** Sets \Seen of messages in one transaction, one email.read each; throws (changing nothing) when refused. */
+    markRead: (tenantId: number, ids: number[]) => service.markReadMany(tenantId, ids).then((r) => r.marked),
 
     /** Expunges: the soft delete of DELETE /v1/emails/{id} (tombstone, quota, email.deleted). */
     async expunge(tenantId: number, ids: number[]): Promise<void> {

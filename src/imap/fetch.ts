@@ -128,6 +128,10 @@ async function fetch(s: Session, tag: string, p: Parser, uid: boolean): Promise<
   // The whole message (BODY[], RFC822, BINARY[]) is the bytes as they are: no MIME tree needed.
   const needMime = items.some((i) => i.kind === 'BODY' || ((i.kind === 'section' || i.kind === 'binary') && !whole(i.section)));
   const setsSeen = !v.readOnly && items.some((i) => (i.kind === 'section' || i.kind === 'binary') && !i.peek);
+  // \Seen of the whole set in one transaction before any answer: a refused write answers NO and shows nothing as seen.
+  const marking = setsSeen ? list.filter((e) => !e.read) : [];
+  if (marking.length) await s.store.messages.markRead(s.login!.tenantId, marking.map((e) => e.id));
+  const markedSeen = new Set(marking.map((e) => e.id));
   for (let at = 0; at < list.length; at += CHUNK) {
     const chunk = list.slice(at, at + CHUNK);
     const rows = needRow ? await summarise(s, chunk, needSummary) : null;
@@ -146,8 +150,7 @@ async function fetch(s: Session, tag: string, p: Parser, uid: boolean): Promise<
         if (needMime) mime = parseMime(raw);
       }
       let flagsChanged = false;
-      if (setsSeen && !e.read) {
-        await s.store.messages.markRead(s.login!.tenantId, e.id).catch(() => undefined);
+      if (markedSeen.has(e.id) && !e.read) {
         e.read = true;
         flagsChanged = true;
       }

@@ -72,16 +72,15 @@ async function store(s: Session, tag: string, p: Parser, uid: boolean): Promise<
     if (nextSeen && !e.read) read.push(e.id);
     if (!nextSeen && e.read) unread.push(e.id);
   }
-  const messages = s.store.messages;
-  const written = await messages.writeFlags(s.login!.mailboxId, writes, unchangedSince);
+  // One transaction: a refused write answers NO (the session's error path) and changes nothing here.
+  const written = await s.store.messages.storeFlags(s.login!.tenantId, s.login!.mailboxId, { writes, read, unread, unchangedSince });
   for (const w of writes) {
     if (!written.has(w.id)) { const e = v.entry(w.id); if (e) modified.push(uid ? e.uid : v.seqOf(e)); continue; }
     const e = v.entry(w.id);
     if (e) e.flags = w.flags;
     v.noteFlags(w.flags);
   }
-  for (const id of read) { await messages.markRead(s.login!.tenantId, id).catch(() => undefined); const e = v.entry(id); if (e) e.read = true; }
-  await messages.markUnread(s.login!.mailboxId, unread);
+  for (const id of read) { const e = v.entry(id); if (e) e.read = true; }
   for (const id of unread) { const e = v.entry(id); if (e) e.read = false; }
   // The new markers (MODSEQ) come back with the refresh; the flags already match, so it announces nothing for them.
   await s.refresh();
