@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { dialectOf } from '../db/dialect.js';
 import { jsonList, listOf } from '../db/json-list.js';
-import type { ImapSummary } from '../imap/summary.js';
+import type { ImapSummary } from '../message/summary.js';
 import { fits } from '../ingest/commits.js';
 import type { MailChanges } from './changes.js';
 import { pgSearchOfFtsMatch, tsquery } from './pg-search.js';
@@ -14,7 +14,7 @@ import { folderStore, type FolderRow } from './folder-store.js';
 import type { Markers } from './markers.js';
 import type { EmailService } from './service.js';
 import type { EmailStore } from './store.js';
-import { INDEXED_BODY_CHARS, plainText, snippetOf } from './text.js';
+import { INDEXED_BODY_CHARS, plainText, snippetOf } from '../message/text.js';
 
 /** A message of a folder as a mail client keeps it: which row, its UID, flags and change marker. */
 export interface FolderEntry {

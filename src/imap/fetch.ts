@@ -1,9 +1,9 @@
 import type { FolderEntry } from '../emails/folder-messages.js';
-import { parseMime, type MimePart } from './mime.js';
+import { parseMime, type MimePart } from '../message/mime.js';
 import { formatSet, inSet, type Parser, type SeqSet } from './parser.js';
 import { binaryBytes, readSection, sectionBytes, sectionName, type Section } from './sections.js';
 import { ImapBad, type CommandSpec, type Session } from './session.js';
-import { bodyStructure } from './structure.js';
+import { bodyStructure } from '../message/structure.js';
 import { summarise } from './summaries.js';
 import { dateTime, lit, type Piece } from './wire.js';
 

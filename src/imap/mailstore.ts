@@ -5,7 +5,7 @@ import type { AppendInput, FolderMessages } from '../emails/folder-messages.js';
 import type { Lockout } from '../mailboxes/lockout.js';
 import type { MailboxLogins } from '../mailboxes/logins.js';
 import { safeStrings } from '../ingest/safe-text.js';
-import { imapSummary } from './summary.js';
+import { imapSummary } from '../message/summary.js';
 
 const RAW_CACHE = 8;
 

@@ -1,4 +1,4 @@
-import { decodedBody, partAt, type MimePart } from './mime.js';
+import { decodedBody, partAt, type MimePart } from '../message/mime.js';
 import type { Parser } from './parser.js';
 import { ImapNo } from './session.js';
 

@@ -1,5 +1,5 @@
 import type { FolderEntry } from '../emails/folder-messages.js';
-import { parseFields } from './mime.js';
+import { parseFields } from '../message/mime.js';
 import type { Parser } from './parser.js';
 import { matching, readProgram } from './search.js';
 import { ImapBad, type CommandSpec, type Session } from './session.js';

@@ -1,4 +1,4 @@
-import { decodeUndeclared, splitHeaderBlock } from './mime.js';
+import { decodeUndeclared, splitHeaderBlock } from './headers.js';
 
 /** The most body text the raw fallback keeps. */
 const MAX_FALLBACK_TEXT = 1024 * 1024;
