@@ -1,8 +1,8 @@
 import { folderNamed } from './mailboxes.js';
-import { formatSet, inSet, type Parser, type SeqSet } from './parser.js';
-import { ImapBad, type CommandSpec, type Session } from './session.js';
-import { FolderView } from './view.js';
-import { astr } from './wire.js';
+import { formatSet, inSet, type Parser, type SeqSet } from '../protocol/parser.js';
+import { ImapBad, type CommandSpec, type Session } from '../protocol/session.js';
+import { FolderView } from '../view.js';
+import { astr } from '../protocol/wire.js';
 
 const AUTHED = ['auth', 'selected'] as const;
 

@@ -1,9 +1,9 @@
 import net from 'node:net';
 import tls from 'node:tls';
-import type { Logger } from '../logger.js';
+import type { Logger } from '../../logger.js';
 import type { Conn, SessionDeps } from './session.js';
 import { Session } from './session.js';
-import { listenUnlessPrivileged } from '../listen.js';
+import { listenUnlessPrivileged } from '../../listen.js';
 
 /** What the listeners need of the certificate source (src/tls). */
 export interface TlsSource {

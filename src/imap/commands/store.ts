@@ -1,6 +1,6 @@
 import { targets } from './fetch.js';
-import { formatSet, type Parser } from './parser.js';
-import { ImapBad, ImapNo, type CommandSpec, type Session } from './session.js';
+import { formatSet, type Parser } from '../protocol/parser.js';
+import { ImapBad, ImapNo, type CommandSpec, type Session } from '../protocol/session.js';
 
 const SYSTEM = new Map(['\\answered', '\\flagged', '\\deleted', '\\seen', '\\draft'].map((f) => [f, '\\' + f[1].toUpperCase() + f.slice(2)]));
 const MAX_KEYWORDS = 64;

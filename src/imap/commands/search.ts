@@ -1,10 +1,10 @@
 import addressparser from 'nodemailer/lib/addressparser';
-import { ftsMatch } from '../emails/fts.js';
-import type { FolderEntry, MessageMeta } from '../emails/folder-messages.js';
+import { ftsMatch } from '../../emails/fts.js';
+import type { FolderEntry, MessageMeta } from '../../emails/folder-messages.js';
 import { targets } from './fetch.js';
-import { parseFields } from '../message/mime.js';
-import { formatSet, MONTHS, type Parser, type SeqRange, type SeqSet } from './parser.js';
-import { ImapBad, ImapNo, type CommandSpec, type Session } from './session.js';
+import { parseFields } from '../../message/mime.js';
+import { formatSet, MONTHS, type Parser, type SeqRange, type SeqSet } from '../protocol/parser.js';
+import { ImapBad, ImapNo, type CommandSpec, type Session } from '../protocol/session.js';
 import { canonicalFlag } from './store.js';
 
 /** A parsed search key (RFC 9051 6.4.4). */

@@ -1,4 +1,4 @@
-import type { CommandSpec } from './session.js';
+import type { CommandSpec } from '../protocol/session.js';
 
 /**
  * IDLE (RFC 2177 / RFC 9051 6.3.13): announces new, changed and removed mail of the selected

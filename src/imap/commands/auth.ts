@@ -1,4 +1,4 @@
-import { ImapBad, ImapNo, type CommandSpec, type Session } from './session.js';
+import { ImapBad, ImapNo, type CommandSpec, type Session } from '../protocol/session.js';
 
 const ANY = ['notauth', 'auth', 'selected'] as const;
 

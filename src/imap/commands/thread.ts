@@ -1,7 +1,7 @@
-import type { FolderEntry } from '../emails/folder-messages.js';
-import type { Parser } from './parser.js';
+import type { FolderEntry } from '../../emails/folder-messages.js';
+import type { Parser } from '../protocol/parser.js';
 import { matching, readProgram } from './search.js';
-import { ImapBad, type CommandSpec, type Session } from './session.js';
+import { ImapBad, type CommandSpec, type Session } from '../protocol/session.js';
 import { headersOf } from './sort.js';
 import { baseSubject, sentAt } from './sort-keys.js';
 

@@ -1,4 +1,4 @@
-import type { CommandSpec } from './session.js';
+import type { CommandSpec } from '../protocol/session.js';
 
 const ENABLEABLE = new Set(['CONDSTORE', 'QRESYNC', 'IMAP4REV2']);
 

@@ -1,7 +1,7 @@
 import { targets } from './fetch.js';
-import type { Parser } from './parser.js';
-import { ImapNo, type CommandSpec, type Session } from './session.js';
-import { FolderView } from './view.js';
+import type { Parser } from '../protocol/parser.js';
+import { ImapNo, type CommandSpec, type Session } from '../protocol/session.js';
+import { FolderView } from '../view.js';
 
 /**
  * Removes the messages marked \Deleted (of `uidSet` only, for UID EXPUNGE): each is the soft delete

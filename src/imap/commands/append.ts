@@ -1,8 +1,8 @@
-import { OverQuotaError } from '../emails/folder-messages.js';
-import { encodeNulParts } from './binary-append.js';
+import { OverQuotaError } from '../../emails/folder-messages.js';
+import { encodeNulParts } from './append-binary.js';
 import { folderNamed } from './mailboxes.js';
-import { formatSet } from './parser.js';
-import { ImapNo, type CommandSpec } from './session.js';
+import { formatSet } from '../protocol/parser.js';
+import { ImapNo, type CommandSpec } from '../protocol/session.js';
 import { readFlags } from './store.js';
 
 /**

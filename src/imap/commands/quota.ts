@@ -1,6 +1,6 @@
 import { folderNamed } from './mailboxes.js';
-import { ImapNo, type CommandSpec, type Session } from './session.js';
-import { astr } from './wire.js';
+import { ImapNo, type CommandSpec, type Session } from '../protocol/session.js';
+import { astr } from '../protocol/wire.js';
 
 const ROOT = '""';
 

@@ -1,7 +1,7 @@
-import type { FolderRow } from '../emails/folder-messages.js';
-import type { Parser } from './parser.js';
-import { ImapBad, type Session } from './session.js';
-import { astr } from './wire.js';
+import type { FolderRow } from '../../emails/folder-messages.js';
+import type { Parser } from '../protocol/parser.js';
+import { ImapBad, type Session } from '../protocol/session.js';
+import { astr } from '../protocol/wire.js';
 
 export const DELIMITER = '/';
 const SELECTION = new Set(['SUBSCRIBED', 'REMOTE', 'RECURSIVEMATCH', 'SPECIAL-USE']);

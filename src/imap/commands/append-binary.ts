@@ -1,4 +1,4 @@
-import { parseMime, type MimePart } from '../message/mime.js';
+import { parseMime, type MimePart } from '../../message/mime.js';
 
 /** Leaf parts (no children, no message inside) whose body holds a NUL byte. */
 function nulLeaves(p: MimePart, raw: Buffer, out: MimePart[]): MimePart[] {

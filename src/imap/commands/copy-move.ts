@@ -1,8 +1,8 @@
 import { targets } from './fetch.js';
 import { folderNamed } from './mailboxes.js';
-import { formatSet, type Parser } from './parser.js';
-import { ImapNo, type CommandSpec, type Session } from './session.js';
-import { FolderView } from './view.js';
+import { formatSet, type Parser } from '../protocol/parser.js';
+import { ImapNo, type CommandSpec, type Session } from '../protocol/session.js';
+import { FolderView } from '../view.js';
 
 /**
  * COPY and MOVE (RFC 9051 6.4.7/6.4.8, UIDPLUS's COPYUID). A copy is a new email in the target

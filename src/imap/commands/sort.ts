@@ -1,8 +1,8 @@
-import type { FolderEntry } from '../emails/folder-messages.js';
-import { parseFields } from '../message/mime.js';
-import type { Parser } from './parser.js';
+import type { FolderEntry } from '../../emails/folder-messages.js';
+import { parseFields } from '../../message/mime.js';
+import type { Parser } from '../protocol/parser.js';
 import { matching, readProgram } from './search.js';
-import { ImapBad, type CommandSpec, type Session } from './session.js';
+import { ImapBad, type CommandSpec, type Session } from '../protocol/session.js';
 import { addressKey, baseSubject, displayKey, sentAt } from './sort-keys.js';
 
 const CRITERIA = new Set(['ARRIVAL', 'CC', 'DATE', 'FROM', 'SIZE', 'SUBJECT', 'TO', 'DISPLAYFROM', 'DISPLAYTO']);

@@ -1,6 +1,6 @@
-import { formatSet } from './parser.js';
+import { formatSet } from '../protocol/parser.js';
 import type { Key } from './search.js';
-import type { CommandSpec, Session } from './session.js';
+import type { CommandSpec, Session } from '../protocol/session.js';
 
 /** A SEARCH RETURN (UPDATE) kept up to date (CONTEXT=SEARCH, RFC 5267 section 4). */
 export interface LiveSearch {

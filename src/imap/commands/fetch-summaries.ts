@@ -1,6 +1,6 @@
-import type { FolderEntry, SummaryRow } from '../emails/folder-messages.js';
-import type { Session } from './session.js';
-import { imapSummary, type ImapSummary } from '../message/summary.js';
+import type { FolderEntry, SummaryRow } from '../../emails/folder-messages.js';
+import type { Session } from '../protocol/session.js';
+import { imapSummary, type ImapSummary } from '../../message/summary.js';
 
 /** A message's header-sync facts as FETCH uses them. */
 export interface Summarised {

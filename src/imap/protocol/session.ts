@@ -1,12 +1,12 @@
-import type { Logger } from '../logger.js';
-import type { IdleWatch } from './idle-watch.js';
-import type { MailboxLogin } from '../mailboxes/logins.js';
-import type { RecentClaims } from './recent.js';
-import type { LiveSearch } from './context.js';
-import type { Mailstore } from './mailstore.js';
+import type { Logger } from '../../logger.js';
+import type { IdleWatch } from '../idle-watch.js';
+import type { MailboxLogin } from '../../mailboxes/logins.js';
+import type { RecentClaims } from '../recent.js';
+import type { LiveSearch } from '../commands/context.js';
+import type { Mailstore } from '../mailstore.js';
 import { ParseError, Parser } from './parser.js';
 import { CommandReader, MAX_LINE, MAX_LITERAL } from './reader.js';
-import { FolderView } from './view.js';
+import { FolderView } from '../view.js';
 import type { Piece } from './wire.js';
 
 /** RFC 9051 section 3: the connection's state. */

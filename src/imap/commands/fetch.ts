@@ -1,11 +1,11 @@
-import type { FolderEntry } from '../emails/folder-messages.js';
-import { parseMime, type MimePart } from '../message/mime.js';
-import { formatSet, inSet, type Parser, type SeqSet } from './parser.js';
-import { binaryBytes, readSection, sectionBytes, sectionName, type Section } from './sections.js';
-import { ImapBad, type CommandSpec, type Session } from './session.js';
-import { bodyStructure } from '../message/structure.js';
-import { summarise } from './summaries.js';
-import { dateTime, lit, type Piece } from './wire.js';
+import type { FolderEntry } from '../../emails/folder-messages.js';
+import { parseMime, type MimePart } from '../../message/mime.js';
+import { formatSet, inSet, type Parser, type SeqSet } from '../protocol/parser.js';
+import { binaryBytes, readSection, sectionBytes, sectionName, type Section } from './fetch-sections.js';
+import { ImapBad, type CommandSpec, type Session } from '../protocol/session.js';
+import { bodyStructure } from '../../message/structure.js';
+import { summarise } from './fetch-summaries.js';
+import { dateTime, lit, type Piece } from '../protocol/wire.js';
 
 /** Messages whose rows one query reads, and whose answers are written before waiting for the socket to drain. */
 const CHUNK = 500;

@@ -1,6 +1,6 @@
-import { decodedBody, partAt, type MimePart } from '../message/mime.js';
-import type { Parser } from './parser.js';
-import { ImapNo } from './session.js';
+import { decodedBody, partAt, type MimePart } from '../../message/mime.js';
+import type { Parser } from '../protocol/parser.js';
+import { ImapNo } from '../protocol/session.js';
 
 /** A BODY[...] / BINARY[...] section (RFC 9051 6.4.5): part numbers, then what of that part. */
 export interface Section {

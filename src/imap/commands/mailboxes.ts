@@ -1,10 +1,10 @@
-import type { FolderRow } from '../emails/folder-messages.js';
-import { DEFAULT_FOLDERS } from '../emails/folder-store.js';
-import type { Parser } from './parser.js';
-import { MAX_LITERAL } from './reader.js';
+import type { FolderRow } from '../../emails/folder-messages.js';
+import { DEFAULT_FOLDERS } from '../../emails/folder-store.js';
+import type { Parser } from '../protocol/parser.js';
+import { MAX_LITERAL } from '../protocol/reader.js';
 import { DELIMITER, list, readStatusItems } from './list.js';
-import { ImapNo, type CommandSpec, type Session } from './session.js';
-import { astr } from './wire.js';
+import { ImapNo, type CommandSpec, type Session } from '../protocol/session.js';
+import { astr } from '../protocol/wire.js';
 
 const AUTHED = ['auth', 'selected'] as const;
 const PROTECTED = new Set(DEFAULT_FOLDERS.map(([n]) => n));
