@@ -79,7 +79,7 @@ export function createEmailStore() {
 
     insertAttachments: (db: Db, rows: Insertable<AttachmentsTable>[]) => onPostgres(db) ? pgStore.insertAttachments(db, rows) : insertAttachmentRows.run(db, rows).then(() => undefined),
 
-    /** IMAP summaries of stored emails (src/imap/summary.ts), new or replacing NULLs. */
+    /** IMAP summaries of stored emails (src/message/summary.ts), new or replacing NULLs. */
     saveImap: (db: Db, rows: EmailImapTable[]) => (rows.length === 0 ? Promise.resolve() : onPostgres(db) ? pgStore.saveImap(db, rows) : upsertImapRows.run(db, rows).then(() => undefined)),
 
     /** Adds rows to the search index (many at once: most of the cost is per statement and per transaction). */

@@ -1,19 +1,8 @@
 import { decodeUndeclared, splitHeaderBlock } from './headers.js';
+import { decodeHtmlEntities } from './html-entities.js';
 
 /** The most body text the raw fallback keeps. */
 const MAX_FALLBACK_TEXT = 1024 * 1024;
-
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
-
-function decodeEntities(text: string): string {
-  return text.replace(/&(#x[0-9a-f]{1,6}|#[0-9]{1,7}|[a-z]{2,8});/gi, (whole, name: string) => {
-    if (name[0] === '#') {
-      const code = name[1] === 'x' || name[1] === 'X' ? parseInt(name.slice(2), 16) : parseInt(name.slice(1), 10);
-      return code > 0 && code <= 0x10ffff ? String.fromCodePoint(code) : whole;
-    }
-    return ENTITIES[name.toLowerCase()] ?? whole;
-  });
-}
 
 /**
  * A plain-text rendering of an HTML body, for mail that has no text part (the snippet and the
@@ -27,7 +16,7 @@ export function htmlToText(html: string): string {
     .replace(/<br\s*\/?>/gi, '\n')
     .replace(/<\/(p|div|tr|li|h[1-6]|table|blockquote|pre)\s*>/gi, '\n')
     .replace(/<[^>]*>/g, '');
-  return decodeEntities(text)
+  return decodeHtmlEntities(text)
     .replace(/[ \t\f\v\u00a0]+/g, ' ')
     .replace(/ *\n */g, '\n')
     .replace(/\n{3,}/g, '\n\n')

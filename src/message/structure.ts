@@ -1,6 +1,6 @@
 import addressparser from 'nodemailer/lib/addressparser';
 import { countLines, field, parseParams, type MimePart } from './mime.js';
-import { nstr, str } from '../imap/protocol/wire.js';
+import { nstr, str } from './imap-string.js';
 
 /*
  * ENVELOPE and BODY/BODYSTRUCTURE (RFC 9051 section 7.5.2) of a parsed message. Header values are

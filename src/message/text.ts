@@ -1,29 +1,27 @@
+import { decodeHtmlEntities } from './html-entities.js';
+
 /** Length of a list item's snippet (DECISIONS.md section 8). */
 export const SNIPPET_CHARS = 200;
 /** How much body text the search index takes per email; the rest is stored but not searchable. */
 export const INDEXED_BODY_CHARS = 256 * 1024;
 
-const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: ' ' };
-
-/** Plain text of an HTML body, good enough for a snippet and the search index (not for display). */
-export function htmlToText(html: string): string {
-  return html
+/**
+ * Plain text of an HTML body, good enough for a snippet and the search index (not for display;
+ * the stored text of a delivered message is body-text.ts `htmlToText`).
+ */
+export function htmlSearchText(html: string): string {
+  return decodeHtmlEntities(html
     .replace(/<(script|style|head|title)\b[^>]*>[\s\S]*?<\/\1\s*>/gi, ' ')
     .replace(/<!--[\s\S]*?-->/g, ' ')
     .replace(/<(br|\/p|\/div|\/li|\/tr|\/h[1-6])\b[^>]*>/gi, '\n')
-    .replace(/<[^>]*>/g, ' ')
-    .replace(/&(#x[0-9a-f]{1,6}|#[0-9]{1,7}|[a-z]{2,6});/gi, (m, e: string) => {
-      if (e[0] !== '#') return ENTITIES[e.toLowerCase()] ?? m;
-      const code = e[1] === 'x' || e[1] === 'X' ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
-      return code > 0 && code <= 0x10ffff && (code < 0xd800 || code > 0xdfff) ? String.fromCodePoint(code) : ' ';
-    });
+    .replace(/<[^>]*>/g, ' '));
 }
 
 /** The searchable and previewable text of a message: its text body, else its HTML body as text. */
 export function plainText(bodyText: string | null, bodyHtml: string | null): string {
   // `\S` finds the first non-space without the copy trim() makes of every body.
   if (bodyText && /\S/.test(bodyText)) return bodyText;
-  return bodyHtml ? htmlToText(bodyHtml) : '';
+  return bodyHtml ? htmlSearchText(bodyHtml) : '';
 }
 
 /** Whether a UTF-16 unit is whitespace as a regular expression's `\s` has it. */

@@ -121,7 +121,7 @@ async function fetch(s: Session, tag: string, p: Parser, uid: boolean): Promise<
     for (let u = 1; u <= top && gone.length < 100_000; u++) if (!present.has(u) && inSet(set, u, v.folder.uidnext - 1)) gone.push(u);
     if (gone.length) s.send(`* VANISHED (EARLIER) ${formatSet(gone)}`);
   }
-  // Header-sync items come from rows (summaries.ts); only sections, BINARY and BODY read the bytes.
+  // Header-sync items come from rows (fetch-summaries.ts); only sections, BINARY and BODY read the bytes.
   const needSummary = items.some((i) => i.kind === 'RFC822.SIZE' || i.kind === 'ENVELOPE' || i.kind === 'BODYSTRUCTURE');
   const needRow = needSummary || items.some((i) => i.kind === 'INTERNALDATE');
   const needRaw = items.some((i) => i.kind === 'BODY' || i.kind === 'section' || i.kind === 'binary');

@@ -1,3 +1,5 @@
+import { str } from '../../message/imap-string.js';
+
 /*
  * Encoding of response data (RFC 9051 section 4): strings go quoted when they are short, 7-bit and
  * free of CR, LF, NUL, else as literals, so any value (a subject with a newline, UTF-8 text) reaches
@@ -6,20 +8,7 @@
 
 export type Piece = string | Buffer;
 
-const QUOTABLE = /^[\x01-\x09\x0b\x0c\x0e-\x7f]{0,1000}$/;
-
-/**
- * A string as a quoted string or a literal. A literal may not hold NUL (RFC 9051 CHAR8), nor
- * PostgreSQL a text value (kept summaries, summary.ts): NUL goes out as U+FFFD.
- */
-export function str(s: string): string {
-  if (QUOTABLE.test(s)) return `"${s.replace(/[\\"]/g, (c) => '\\' + c)}"`;
-  const text = s.includes('\u0000') ? s.replaceAll('\u0000', '\uFFFD') : s;
-  return `{${Buffer.byteLength(text)}}\r\n${text}`;
-}
-
-/** A string or NIL. */
-export const nstr = (s: string | null | undefined): string => (s === null || s === undefined ? 'NIL' : str(s));
+export { nstr, str } from '../../message/imap-string.js';
 
 /** Bytes as a literal (`~{n}` binary literal when `binary`). */
 export const lit = (b: Buffer, binary = false): Piece[] => [`${binary ? '~' : ''}{${b.length}}\r\n`, b];
