@@ -105,7 +105,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const metrics = createMetrics();
   registerCertificateMetrics(metrics.registry, tls, acmeTest?.clock ?? clock);
   registerTaskMetrics(metrics.registry, queue);
-  const core: Core = { config, clock, logger, db, dialect: database.dialect, session: database.dialect === 'postgres' ? database.session : null, queue, cron, registry, tenants, metrics, durable: database.durable, changes: database.changes, installSecret };
+  const core: Core = { config, clock, logger, db, backend: database.backend, dialect: database.backend.kind, session: database.dialect === 'postgres' ? database.session : null, queue, cron, registry, tenants, metrics, durable: database.durable, changes: database.changes, installSecret };
 
   // Capabilities, in dependency order; each install returns what later ones build on.
   const domains = installDomains(core);

@@ -2,6 +2,7 @@ import type { Clock } from './clock.js';
 import type { Config } from './config.js';
 import type { Cron } from './cron.js';
 import type { Db } from './db/connection.js';
+import type { Backend } from './db/backend.js';
 import type { Dialect } from './db/dialect.js';
 import type { NodeSession } from './db/pg-session.js';
 import type { RouteRegistry } from './http/registry.js';
@@ -16,7 +17,13 @@ export interface Core {
   clock: Clock;
   logger: Logger;
   db: Db;
-  /** The database under `db`: SQLite (the default) or PostgreSQL (MAILSTEAD_DATABASE_URL). */
+  /**
+   * The database under `db`, SQLite (the default) or PostgreSQL (MAILSTEAD_DATABASE_URL), decided
+   * once in db/open.ts: capabilities choose their implementations from it at install
+   * (`backend.choose({ sqlite, postgres })`) and write small SQL differences with `backend.dml`.
+   */
+  backend: Backend;
+  /** @deprecated `backend.kind`. */
   dialect: Dialect;
   /**
    * This node's own PostgreSQL connection (LISTEN/NOTIFY, session advisory locks that mark work as

@@ -15,6 +15,7 @@ export default {
     'test/emails/pg-read-pool.test.ts', // PostgreSQL reader threads answer as the main thread
     'test/ingest/pg-markers.test.ts',
     'test/ingest/two-nodes.test.ts',
+    'test/db/backend.test.ts', // the Backend decided at open and its dml() fragments
     'test/db/postgres.test.ts', // the seam itself: migrations, SKIP LOCKED claims, advisory locks
     // Two server processes on one database (test/helpers/nodes.ts); PostgreSQL only, so the SQLite lane leaves them out.
     'test/db/two-nodes-cron.test.ts',

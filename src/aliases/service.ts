@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
-import { serializedTransaction } from '../db/serial.js';
+import { serializedTransaction } from '../db/provisioning-lock.js';
 import { addressProblem, domainOf, normalizeAddress } from '../domains/address.js';
 import { normalizeHostname } from '../domains/hostname.js';
 import { notFound, unprocessable } from '../errors.js';

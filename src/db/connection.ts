@@ -6,6 +6,7 @@ import type { Database } from './schema.js';
 import { migrate } from './migrate.js';
 import { createWalSync } from './durability.js';
 import { startCheckpointer } from './checkpointer.js';
+import { sqliteBackend, tagBackend, type Backend } from './backend.js';
 
 /** The Kysely handle every store takes; a transaction is also one. */
 export type Db = Kysely<Database>;
@@ -14,8 +15,10 @@ export type Trx = Transaction<Database>;
 
 /** An open SQLite database: Kysely for queries, the raw handle for backups and pragmas. */
 export interface Database_ {
-  /** Which database this is (see open.ts for the PostgreSQL one); callers branch on it. */
+  /** Which database this is (see open.ts for the PostgreSQL one). */
   dialect: 'sqlite';
+  /** The backend, for wiring to choose implementations from (db/backend.ts). */
+  backend: Backend;
   db: Db;
   sqlite: BetterSqlite3.Database;
   /** Resolves once every transaction committed before the call survives a power cut. */
@@ -90,6 +93,7 @@ export function openConnection(dataDir: string, opts: ConnectionOptions = {}) {
   // it cannot (a writer that never pauses), as a backstop against a WAL that grows without end.
   if (opts.checkpoints === 'background') sqlite.pragma(`wal_autocheckpoint = ${BACKGROUND_RESTART_PAGES}`);
   const db: Db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(sqlite) }) });
+  tagBackend(db, sqliteBackend);
   return { db, sqlite };
 }
 
@@ -116,6 +120,7 @@ export async function openDatabase(dataDir: string, opts: Omit<ConnectionOptions
   const totalChanges = sqlite.prepare('SELECT total_changes()').pluck();
   return {
     dialect: 'sqlite',
+    backend: sqliteBackend,
     db,
     sqlite,
     changes: () => totalChanges.get() as number,

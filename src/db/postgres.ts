@@ -5,11 +5,14 @@ import type { Database } from './schema.js';
 import { migrate } from './migrate.js';
 import { createDirectoryVersion } from './pg-directory.js';
 import { createNodeSession, type NodeSession } from './pg-session.js';
+import { postgresBackend, tagBackend, type Backend } from './backend.js';
 
 /** An open PostgreSQL database (DECISIONS.md section 17): Kysely over a pool of connections. */
 export interface PostgresDatabase {
-  /** Which database this is; callers branch on it (the SQLite one is connection.ts's). */
+  /** Which database this is (the SQLite one is connection.ts's). */
   dialect: 'postgres';
+  /** The backend, for wiring to choose implementations from (db/backend.ts). */
+  backend: Backend;
   db: Db;
   /** The pool under `db`, for what Kysely does not do: LISTEN/NOTIFY, session advisory locks. */
   pool: pg.Pool;
@@ -85,6 +88,7 @@ export async function openPostgresDatabase(url: string, opts: PostgresOptions = 
     plugins: [directory.plugin],
     log: (event) => { if (event.level === 'error') opts.onQueryError?.(event.error, event.query.sql); },
   });
+  tagBackend(db, postgresBackend);
   try {
     await migrate(db);
   } catch (err) {
@@ -95,6 +99,7 @@ export async function openPostgresDatabase(url: string, opts: PostgresOptions = 
   pools.set(db, { pool, url });
   return {
     dialect: 'postgres',
+    backend: postgresBackend,
     db,
     pool,
     session,

@@ -1,5 +1,5 @@
 import type { Db } from '../db/connection.js';
-import { serializedTransaction } from '../db/serial.js';
+import { serializedTransaction } from '../db/provisioning-lock.js';
 import type { Clock } from '../clock.js';
 import { conflict, notFound, unprocessable } from '../errors.js';
 import { ddmmyyyy } from '../format.js';

@@ -3,7 +3,7 @@ import type { Db } from '../db/connection.js';
 import { dialectOf } from '../db/dialect.js';
 import { multiRowInsert } from '../db/multi-row.js';
 import type { Reader } from '../db/reader.js';
-import { pgStore } from './pg-store.js';
+import { pgStore } from './postgres/email-writes.js';
 import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable, EmailsTable } from './tables.js';
 
 /** What narrows a list: the tenant always, the rest when given. */

@@ -1,5 +1,5 @@
 import type { Db, Trx } from '../db/connection.js';
-import { serializedTransaction } from '../db/serial.js';
+import { serializedTransaction } from '../db/provisioning-lock.js';
 import { domainOf, normalizeAddress } from '../domains/address.js';
 import { normalizeHostname } from '../domains/hostname.js';
 import type { DomainStore } from '../domains/store.js';

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import type { Db } from '../db/connection.js';
-import { serializedTransaction } from '../db/serial.js';
+import { serializedTransaction } from '../db/provisioning-lock.js';
 import { domainOf, normalizeAddress } from '../domains/address.js';
 import { normalizeHostname } from '../domains/hostname.js';
 import type { DomainStore } from '../domains/store.js';

@@ -1,5 +1,5 @@
 import type { Db } from '../db/connection.js';
-import { serializedTransaction } from '../db/serial.js';
+import { serializedTransaction } from '../db/provisioning-lock.js';
 import type { Clock } from '../clock.js';
 import type { Logger } from '../logger.js';
 import { ApiError } from '../errors.js';

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
-import { serializedTransaction } from '../db/serial.js';
+import { serializedTransaction } from '../db/provisioning-lock.js';
 import { conflict, notFound, unprocessable } from '../errors.js';
 import { iso } from '../format.js';
 import type { ApiKey } from '../tenants/service.js';

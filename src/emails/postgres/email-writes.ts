@@ -1,7 +1,7 @@
 import { sql, type Insertable } from 'kysely';
-import type { Db } from '../db/connection.js';
-import { foldSearchText } from './pg-search.js';
-import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable, EmailsTable } from './tables.js';
+import type { Db } from '../../db/connection.js';
+import { foldSearchText } from '../pg-search.js';
+import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable, EmailsTable } from '../tables.js';
 
 /*
  * The writing queries of store.ts in their PostgreSQL form (DECISIONS.md section 17), used where

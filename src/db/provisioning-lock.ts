@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db, Trx } from './connection.js';
-import { dialectOf } from './dialect.js';
+import { backendOf } from './backend.js';
 
 /** The advisory lock key of provisioning transactions ('prov'). */
 const PROVISIONING_LOCK = 0x70726f76;
@@ -13,9 +13,13 @@ const PROVISIONING_LOCK = 0x70726f76;
  * those checks the same footing across nodes. Provisioning is rare; the lock costs it little.
  */
 export function serializedTransaction<T>(db: Db, fn: (trx: Trx) => Promise<T>): Promise<T> {
-  if (dialectOf(db) === 'sqlite') return db.transaction().execute(fn);
-  return db.transaction().execute(async (trx) => {
+  return backendOf(db).choose({ sqlite: alone, postgres: underProvisioningLock })(db, fn);
+}
+
+const alone = <T>(db: Db, fn: (trx: Trx) => Promise<T>): Promise<T> => db.transaction().execute(fn);
+
+const underProvisioningLock = <T>(db: Db, fn: (trx: Trx) => Promise<T>): Promise<T> =>
+  db.transaction().execute(async (trx) => {
     await sql`SELECT pg_advisory_xact_lock(${PROVISIONING_LOCK})`.execute(trx);
     return fn(trx);
   });
-}
