@@ -15,7 +15,7 @@
 import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { openPostgresDatabase, type PostgresDatabase } from '../../src/db/postgres.js';
-import { pgStore } from '../../src/emails/pg-store.js';
+import { pgStore } from '../../src/emails/postgres/email-writes.js';
 import type { EmailsFtsTable } from '../../src/emails/tables.js';
 import { INDEXED_BODY_CHARS, plainText } from '../../src/message/text.js';
 
