@@ -1,6 +1,6 @@
 import type { Core } from '../core.js';
 import type { Emails } from '../emails/index.js';
-import { createFolderMessages } from '../emails/folder-messages.js';
+import { createFolderMessages } from '../emails/folders/index.js';
 import { createLockout } from '../mailboxes/lockout.js';
 import { createMailboxLogins } from '../mailboxes/logins.js';
 import { appendCommands } from './commands/append.js';

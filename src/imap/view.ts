@@ -1,4 +1,4 @@
-import type { FolderEntry, FolderRow } from '../emails/folder-messages.js';
+import type { FolderEntry, FolderRow } from '../emails/folders/index.js';
 import { formatSet, inSet, type SeqSet } from './protocol/parser.js';
 
 /** The flags of an entry as IMAP shows them (\Seen from `read`). */

@@ -1,4 +1,4 @@
-import { OverQuotaError } from '../../emails/folder-messages.js';
+import { OverQuotaError } from '../../emails/folders/index.js';
 import { encodeNulParts } from './append-binary.js';
 import { folderNamed } from './mailboxes.js';
 import { formatSet } from '../protocol/parser.js';

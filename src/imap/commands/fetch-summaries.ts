@@ -1,4 +1,4 @@
-import type { FolderEntry, SummaryRow } from '../../emails/folder-messages.js';
+import type { FolderEntry, SummaryRow } from '../../emails/folders/index.js';
 import type { Session } from '../protocol/session.js';
 import { imapSummary, type ImapSummary } from '../../message/summary.js';
 

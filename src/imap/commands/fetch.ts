@@ -1,4 +1,4 @@
-import type { FolderEntry } from '../../emails/folder-messages.js';
+import type { FolderEntry } from '../../emails/folders/index.js';
 import { parseMime, type MimePart } from '../../message/mime.js';
 import { formatSet, inSet, type Parser, type SeqSet } from '../protocol/parser.js';
 import { binaryBytes, readSection, sectionBytes, sectionName, type Section } from './fetch-sections.js';

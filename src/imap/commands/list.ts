@@ -1,4 +1,4 @@
-import type { FolderRow } from '../../emails/folder-messages.js';
+import type { FolderRow } from '../../emails/folders/index.js';
 import type { Parser } from '../protocol/parser.js';
 import { ImapBad, type Session } from '../protocol/session.js';
 import { astr } from '../protocol/wire.js';

@@ -1,4 +1,4 @@
-import type { FolderRow } from '../../emails/folder-messages.js';
+import type { FolderRow } from '../../emails/folders/index.js';
 import { DEFAULT_FOLDERS } from '../../emails/folder-store.js';
 import type { Parser } from '../protocol/parser.js';
 import { MAX_LITERAL } from '../protocol/reader.js';

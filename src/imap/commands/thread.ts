@@ -1,4 +1,4 @@
-import type { FolderEntry } from '../../emails/folder-messages.js';
+import type { FolderEntry } from '../../emails/folders/index.js';
 import type { Parser } from '../protocol/parser.js';
 import { matching, readProgram } from './search.js';
 import { ImapBad, type CommandSpec, type Session } from '../protocol/session.js';

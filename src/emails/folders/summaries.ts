@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/connection.js';
-import { listOf } from '../db/json-list.js';
-import type { ImapSummary } from '../message/summary.js';
-import type { EmailStore } from './store.js';
+import type { Db } from '../../db/connection.js';
+import { listOf } from '../../db/json-list.js';
+import type { ImapSummary } from '../../message/summary.js';
+import type { EmailStore } from '../store.js';
 
 /** What a header sync reads of a message: INTERNALDATE and, when kept, its IMAP summary. */
 export interface SummaryRow {

@@ -1,4 +1,4 @@
-import type { Db } from '../db/connection.js';
+import type { Db } from '../../db/connection.js';
 
 /**
  * IMAP subscriptions to names that are no folder (RFC 9051 6.3.7: deleting a folder leaves its

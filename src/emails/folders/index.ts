@@ -1,20 +1,20 @@
 import { sql } from 'kysely';
-import type { Clock } from '../clock.js';
-import type { Db } from '../db/connection.js';
-import { dialectOf } from '../db/dialect.js';
-import { jsonList, listOf } from '../db/json-list.js';
-import type { ImapSummary } from '../message/summary.js';
-import { fits } from '../ingest/commits.js';
-import type { MailChanges } from './changes.js';
-import { pgSearchOfFtsMatch, tsquery } from './pg-search.js';
-import { summaryQueries } from './summary-rows.js';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/connection.js';
+import { dialectOf } from '../../db/dialect.js';
+import { jsonList, listOf } from '../../db/json-list.js';
+import type { ImapSummary } from '../../message/summary.js';
+import { fits } from '../../ingest/commits.js';
+import type { MailChanges } from '../changes.js';
+import { pgSearchOfFtsMatch, tsquery } from '../pg-search.js';
+import { summaryQueries } from './summaries.js';
 import { subscriptionQueries } from './subscriptions.js';
 import { textQueries } from './text-search.js';
-import { folderStore, type FolderRow } from './folder-store.js';
-import type { Markers } from './markers.js';
-import type { EmailService } from './service.js';
-import type { EmailStore } from './store.js';
-import { INDEXED_BODY_CHARS, plainText, snippetOf } from '../message/text.js';
+import { folderStore, type FolderRow } from '../folder-store.js';
+import type { Markers } from '../markers.js';
+import type { EmailService } from '../service.js';
+import type { EmailStore } from '../store.js';
+import { INDEXED_BODY_CHARS, plainText, snippetOf } from '../../message/text.js';
 
 /** A message of a folder as a mail client keeps it: which row, its UID, flags and change marker. */
 export interface FolderEntry {
@@ -398,4 +398,4 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
 }
 export type FolderMessages = ReturnType<typeof createFolderMessages>;
 export type { FolderRow };
-export type { SummaryRow } from './summary-rows.js';
+export type { SummaryRow } from './summaries.js';

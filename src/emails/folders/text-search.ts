@@ -1,7 +1,7 @@
 import { sql } from 'kysely';
-import type { Db } from '../db/connection.js';
-import { dialectOf } from '../db/dialect.js';
-import { listOf } from '../db/json-list.js';
+import type { Db } from '../../db/connection.js';
+import { dialectOf } from '../../db/dialect.js';
+import { listOf } from '../../db/json-list.js';
 
 /**
  * IMAP SEARCH BODY and TEXT as RFC 9051 6.4.4 defines them: a case-insensitive substring of the
