@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/connection.js';
-import { dialectOf } from '../../db/dialect.js';
+import { dml } from '../../db/backend.js';
 import { listOf } from '../../db/json-list.js';
 
 /**
@@ -16,8 +16,7 @@ export function textQueries(db: Db) {
       if (ids.length === 0 || needle === '') return new Set(ids);
       // LIKE (SQLite: ASCII case folded) and ILIKE compare in place, without a lower-cased copy of every body.
       const pattern = `%${needle.replace(/[\\%_]/g, (c) => '\\' + c)}%`;
-      const like = dialectOf(db) === 'postgres' ? sql`ILIKE` : sql`LIKE`;
-      const pos = (column: string) => sql`${sql.ref(column)} ${like} ${pattern} ESCAPE '\\'`;
+      const pos = (column: string) => dml(db).likeAnyCase(sql.ref(column), pattern);
       const where = headers ? sql`(${pos('body_text')} OR ${pos('body_html')} OR ${pos('headers')})` : sql`(${pos('body_text')} OR ${pos('body_html')})`;
       const r = await sql<{ email_id: number }>`SELECT email_id FROM email_contents WHERE email_id IN ${listOf(db, ids)} AND ${where}`.execute(db);
       return new Set(r.rows.map((x) => Number(x.email_id)));
