@@ -1,7 +1,6 @@
 import addressparser from 'nodemailer/lib/addressparser';
 import { ftsMatch } from '../../emails/fts.js';
 import type { FolderEntry, MessageMeta } from '../../emails/folders/index.js';
-import { targets } from './fetch.js';
 import { parseFields } from '../../message/mime.js';
 import { formatSet, MONTHS, type Parser, type SeqRange, type SeqSet } from '../protocol/parser.js';
 import { ImapBad, ImapNo, type CommandSpec, type Session } from '../protocol/session.js';
