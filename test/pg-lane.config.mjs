@@ -112,6 +112,7 @@ export default {
     'test/imap/mbsync.test.ts',
     'test/imap/search.test.ts',
     'test/imap/session.test.ts',
+    'test/imap/store.test.ts',
     'test/import/imap.test.ts', // IMAP import from a real Dovecot
     'test/import/restart.test.ts', // SIGKILL mid-import, restart: exact count
     'test/import/uploads.test.ts', // mbox and Maildir tar uploads, exports

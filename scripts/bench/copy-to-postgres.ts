@@ -17,7 +17,7 @@ import type pg from 'pg';
 import { openPostgresDatabase, type PostgresDatabase } from '../../src/db/postgres.js';
 import { postgresEmailWrites as pgStore } from '../../src/emails/postgres/email-writes.js';
 import type { EmailsFtsTable } from '../../src/emails/tables.js';
-import { INDEXED_BODY_CHARS, plainText } from '../../src/emails/text.js';
+import { INDEXED_BODY_CHARS, plainText } from '../../src/message/text.js';
 
 /** Tables not copied: each database's own migration bookkeeping, and what is built here instead. */
 const NOT_COPIED = new Set(['kysely_migration', 'kysely_migration_lock', 'emails_fts', 'email_marker']);

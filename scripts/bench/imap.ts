@@ -120,7 +120,7 @@ async function idleClients(port: number, users: string[], pass: string): Promise
   // 20 at a time: a login is a password hash on the server.
   for (let i = 0; i < IDLE_CLIENTS; i += 20) {
     clients.push(...await Promise.all(Array.from({ length: Math.min(20, IDLE_CLIENTS - i) }, async (_, k) => {
-      // Our server takes at most 50 connections per address (src/imap/server.ts): the clients come
+      // Our server takes at most 50 connections per address (src/imap/protocol/server.ts): the clients come
       // from 127.0.0.2, 127.0.0.3, ... 40 to an address, as many machines would.
       const c = await login(port, users[(i + k) % users.length], pass, `127.0.0.${2 + Math.floor((i + k) / 40)}`);
       await c.cmd('SELECT INBOX');

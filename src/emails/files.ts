@@ -5,7 +5,7 @@ import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { forbidden, notFound } from '../errors.js';
 import { iso } from '../format.js';
-import { imapSummary } from '../imap/summary.js';
+import { imapSummary } from '../message/summary.js';
 import type { BlobStore } from '../ingest/blobs.js';
 import { composeApiMessage } from './compose.js';
 import { contentDisposition, LINK_TTL_MS, safeContentType, type LinkSigner } from './links.js';

@@ -3,7 +3,7 @@ import { backendOf, type Backend } from '../db/backend.js';
 import type { Db } from '../db/connection.js';
 import { notFound } from '../errors.js';
 import type { MailChanges } from './mail-changes.js';
-import type { EventRecorder } from '../webhooks/events.js';
+import type { EmailEvent, EventRecorder } from '../webhooks/events.js';
 import { decodeListCursor, decodeSyncCursor } from './cursor.js';
 import { markerAt, type Markers } from './markers.js';
 import type { EmailReading } from './reading-port.js';
@@ -106,6 +106,35 @@ export function createEmailService({ db, backend = backendOf(db), store, markers
         return e.mailbox_id;
       });
       if (changed !== null) changes?.committed([changed]);
+    },
+
+    /**
+     * Sets read_at of live unread emails of the tenant in one transaction with one `email.read`
+     * each (IMAP \Seen on a set); gone or already read ones are passed over. `alongside` runs
+     * first in the same transaction (IMAP's other flag writes), so a refused write changes
+     * nothing. Answers the ids this call marked read.
+     */
+    async markReadMany<T>(tenantId: number, ids: number[], alongside?: (trx: Db) => Promise<T>): Promise<{ marked: number[]; alongside: T | undefined }> {
+      const out = await db.transaction().execute(async (trx) => {
+        await markers.ready(trx);
+        const before = alongside ? await alongside(trx) : undefined;
+        const marked: number[] = [];
+        const mailboxIds = new Set<number>();
+        const toRecord: EmailEvent[] = [];
+        for (const id of ids) {
+          const e = await store.state(trx, tenantId, id);
+          if (!e || e.read_at !== null) continue;
+          if (!(await store.markRead(trx, id, clock.now(), markers.next()))) continue;
+          marked.push(id);
+          mailboxIds.add(e.mailbox_id);
+          toRecord.push({ tenantId, type: 'email.read', emailId: id, mailboxId: e.mailbox_id });
+        }
+        await events.record(trx, toRecord);
+        await markers.flush(trx);
+        return { marked, mailboxIds: [...mailboxIds], alongside: before };
+      });
+      if (out.mailboxIds.length > 0) changes?.committed(out.mailboxIds);
+      return { marked: out.marked, alongside: out.alongside };
     },
 
     /** Soft-deletes (a tombstone for sync), frees its quota and records `email.deleted` in the same transaction. */

@@ -49,7 +49,7 @@ export interface EmailRawTable {
 }
 
 /**
- * IMAP's summary of a message (src/imap/summary.ts): RFC822.SIZE and the wire text of ENVELOPE and
+ * IMAP's summary of a message (src/message/summary.ts): RFC822.SIZE and the wire text of ENVELOPE and
  * BODYSTRUCTURE. NULL (or no row) for mail stored before it was kept: computed at its first FETCH.
  */
 export interface EmailImapTable {

@@ -7,7 +7,7 @@ import { folderStore } from './folder-store.js';
 import type { Markers } from './markers.js';
 import type { EmailStore } from './store.js';
 import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable } from './tables.js';
-import { INDEXED_BODY_CHARS, plainText, snippetOf } from './text.js';
+import { INDEXED_BODY_CHARS, plainText, snippetOf } from '../message/text.js';
 
 /** One copy to store: a message in one mailbox of a tenant. */
 export interface Copy {

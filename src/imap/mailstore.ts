@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { simpleParser, type AddressObject } from 'mailparser';
 import type { EmailFiles } from '../emails/files.js';
-import type { AppendInput, FolderMessages } from '../emails/folder-messages.js';
+import type { AppendInput, FolderMessages } from '../emails/folders/index.js';
 import type { Lockout } from '../mailboxes/lockout.js';
 import type { MailboxLogins } from '../mailboxes/logins.js';
 import { safeStrings } from '../ingest/safe-text.js';
-import { imapSummary } from './summary.js';
+import { imapSummary } from '../message/summary.js';
 
 const RAW_CACHE = 8;
 

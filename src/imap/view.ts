@@ -1,5 +1,5 @@
-import type { FolderEntry, FolderRow } from '../emails/folder-messages.js';
-import { formatSet, inSet, type SeqSet } from './parser.js';
+import type { FolderEntry, FolderRow } from '../emails/folders/index.js';
+import { formatSet, inSet, type SeqSet } from './protocol/parser.js';
 
 /** The flags of an entry as IMAP shows them (\Seen from `read`). */
 export function flagsOf(e: FolderEntry): string[] {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import type { Core } from '../core.js';
 import type { Emails } from '../emails/index.js';
-import type { FolderMessages } from '../emails/folder-messages.js';
+import type { FolderMessages } from '../emails/folders/index.js';
 import { createExports } from '../export/stream.js';
 import { exportRoutes } from '../export/routes.js';
 import { importRoutes } from './routes.js';

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { sql } from 'kysely';
 import type { Db } from '../db/connection.js';
-import type { AppendInput, FolderMessages } from '../emails/folder-messages.js';
+import type { AppendInput, FolderMessages } from '../emails/folders/index.js';
 import { parseAppended } from '../imap/mailstore.js';
 import type { Progress } from './progress.js';
 

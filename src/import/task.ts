@@ -2,7 +2,7 @@ import { createReadStream, existsSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { sql } from 'kysely';
 import type { Db } from '../db/connection.js';
-import type { FolderMessages } from '../emails/folder-messages.js';
+import type { FolderMessages } from '../emails/folders/index.js';
 import { ApiError } from '../errors.js';
 import type { Logger } from '../logger.js';
 import { TaskInterrupted, type Task, type TaskHandler } from '../tasks/types.js';

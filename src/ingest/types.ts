@@ -5,7 +5,7 @@
  */
 import type { BlobContent } from './blobs.js';
 import type { EncodedMessage } from './encoded-message.js';
-import type { ImapSummary } from '../imap/summary.js';
+import type { ImapSummary } from '../message/summary.js';
 import type { QueueJob } from '../submission/commit.js';
 
 /** One attachment of a normalised message, decoded. */

@@ -2,7 +2,7 @@ import type { DNSResolver } from 'mailauth';
 import { arc as verifyArc } from 'mailauth/lib/arc/index.js';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { arcSet, digest, dkimSignature, withPrepended, type SigningKey } from './signatures.js';
-import { headerEnd, splitHeaderBlock } from '../smtp/mime.js';
+import { headerEnd, splitHeaderBlock } from '../message/headers.js';
 
 export type { SigningKey } from './signatures.js';
 

@@ -9,7 +9,7 @@ import addressparser from 'nodemailer/lib/addressparser';
 import type { AuthResults } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
 import { cachedLookup, createPromiseResolver } from './dns.js';
-import { headerEnd, splitHeaderBlock } from './mime.js';
+import { headerEnd, splitHeaderBlock } from '../message/headers.js';
 
 /** The SMTP envelope facts that SPF and DMARC judge a message by. */
 export interface AuthEnvelope {

@@ -7,12 +7,12 @@ import { storeAttachments, type StoredMessage } from '../ingest/message.js';
 import { encodeMessage, type EncodedMessage } from '../ingest/encoded-message.js';
 import { safeMessage } from '../ingest/safe-text.js';
 import type { InboundMessage, MessageParser, RawParser } from '../ingest/types.js';
-import { imapSummary } from '../imap/summary.js';
+import { imapSummary } from '../message/summary.js';
 import type { Logger } from '../logger.js';
 import type { Authenticator } from './auth.js';
 import { readMail, type ReadMail } from './mail-reader.js';
 import { fromParsed, fromRawOnly, type DeliveryFacts } from './message.js';
-import { MAX_HEAD_BYTES, fixHeaderBlock, headerEnd } from './mime.js';
+import { MAX_HEAD_BYTES, fixHeaderBlock, headerEnd } from '../message/headers.js';
 
 /** A parser of raw mail into what `J` is (the parser stack: a StoredMessage; ingest's RawParser: one encoded). */
 export type ParserOf<J> = (...args: Parameters<RawParser>) => Promise<J>;

@@ -9,7 +9,7 @@ import type { DailyLedger } from './daily.js';
 import { RAW_IN_ROW_BYTES } from '../ingest/accept.js';
 import { signDkim } from '../signing/sign.js';
 import { createKeyCache } from '../signing/keys.js';
-import { splitHeaderBlock } from '../smtp/mime.js';
+import { splitHeaderBlock } from '../message/headers.js';
 import type { QueueJob } from './commit.js';
 import type { SenderMailbox } from './store.js';
 

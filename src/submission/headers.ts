@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { simpleParser, type AddressObject, type EmailAddress } from 'mailparser';
 import addressparser from 'nodemailer/lib/addressparser';
 import { rfc5322Date } from '../smtp/received.js';
-import { headerEnd, splitHeaderBlock, unfold } from '../smtp/mime.js';
+import { headerEnd, splitHeaderBlock, unfold } from '../message/headers.js';
 
 /** The header block of a message (without the blank line), or the whole message when it has no body. */
 function headOf(raw: Buffer): Buffer {

@@ -1,6 +1,6 @@
 import type { Core } from '../core.js';
 import type { Emails } from '../emails/index.js';
-import type { FolderMessages } from '../emails/folder-messages.js';
+import type { FolderMessages } from '../emails/folders/index.js';
 import type { RecipientResolver } from '../ingest/types.js';
 import { createLockout } from '../mailboxes/lockout.js';
 import { createMailboxLogins } from '../mailboxes/logins.js';

@@ -2,7 +2,7 @@ import test, { type ExecutionContext } from 'ava';
 import { sql } from 'kysely';
 import { systemClock } from '../../src/clock.js';
 import type { NodeSession } from '../../src/db/pg-session.js';
-import { createFolderMessages } from '../../src/emails/folder-messages.js';
+import { createFolderMessages } from '../../src/emails/folders/index.js';
 import { createMarkers } from '../../src/emails/markers.js';
 import { createPgPoolReads } from '../../src/emails/postgres/reads.js';
 import { createEmailService } from '../../src/emails/service.js';

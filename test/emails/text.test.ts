@@ -1,5 +1,5 @@
 import test from 'ava';
-import { SNIPPET_CHARS, snippetOf } from '../../src/emails/text.js';
+import { SNIPPET_CHARS, snippetOf } from '../../src/message/text.js';
 
 test('a snippet collapses whitespace and keeps at most SNIPPET_CHARS characters, never half a surrogate pair', (t) => {
   t.is(snippetOf('  Hello \r\n\r\n  world\t! '), 'Hello world !');

@@ -1,5 +1,5 @@
 import test from 'ava';
-import { AUTOLOGOUT_MS, createImapListeners } from '../../src/imap/server.js';
+import { AUTOLOGOUT_MS, createImapListeners } from '../../src/imap/protocol/server.js';
 import type { Mailstore } from '../../src/imap/mailstore.js';
 import { RecentClaims } from '../../src/imap/recent.js';
 import { createLogger } from '../../src/logger.js';

@@ -1,7 +1,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { sql } from 'kysely';
 import { listOf } from '../../src/db/json-list.js';
-import { imapSummary, type ImapSummary } from '../../src/imap/summary.js';
+import { imapSummary, type ImapSummary } from '../../src/message/summary.js';
 import { startTestApp, type TestClient } from '../helpers/app.js';
 import { deliver, makeInbox, waitForEmails } from '../helpers/emails.js';
 import { imapApp, PASSWORD, rawImap, type RawImap } from '../helpers/imap.js';

@@ -1,6 +1,6 @@
 import test from 'ava';
 import net from 'node:net';
-import { MAX_CONNECTIONS_PER_IP } from '../../src/imap/server.js';
+import { MAX_CONNECTIONS_PER_IP } from '../../src/imap/protocol/server.js';
 import { imapApp, PASSWORD, rawImap, type RawImap } from '../helpers/imap.js';
 
 /** A plain connection to the STARTTLS port that collects what the server says until it closes. */

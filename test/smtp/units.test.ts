@@ -11,13 +11,13 @@ import type { Resolution } from '../../src/ingest/types.js';
 import { createLogger } from '../../src/logger.js';
 import { cachedQuota, cachedResolver, RECIPIENT_CACHE_MS } from '../../src/smtp/cache.js';
 import { cachedLookup } from '../../src/smtp/dns.js';
-import { decodeWords, fixHeaderBlock, headersObject } from '../../src/smtp/mime.js';
+import { decodeWords, fixHeaderBlock, headersObject } from '../../src/message/headers.js';
 import { createParserPool } from '../../src/smtp/parse-pool.js';
 import { limitConcurrency } from '../../src/smtp/parse.js';
 import { storedAddress } from '../../src/smtp/data.js';
 import { receivedHeader, returnPathHeader, rfc5322Date } from '../../src/smtp/received.js';
 import { routesElsewhere, unquotedLocalPart } from '../../src/smtp/recipients.js';
-import { htmlToText } from '../../src/smtp/text.js';
+import { htmlToText } from '../../src/message/body-text.js';
 
 test('decodeWords: B and Q words, adjacent words joined, split multi-byte characters, unknown charsets', (t) => {
   t.is(decodeWords('=?UTF-8?B?SsO8cmdlbg==?= <j@x>'), 'Jürgen <j@x>');

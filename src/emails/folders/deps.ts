@@ -1,0 +1,28 @@
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/connection.js';
+import { folderStore } from '../folder-store.js';
+import type { Markers } from '../markers.js';
+import type { EmailService } from '../service.js';
+import type { EmailStore } from '../store.js';
+import type { FolderSearchPort } from './ports.js';
+
+/** What the folder queries are built on: the connection, the email store and service, markers and the change feed. */
+export interface FolderDeps {
+  db: Db;
+  store: EmailStore;
+  markers: Markers;
+  clock: Clock;
+  service: EmailService;
+  /** This database's full-text match (sqlite/ or postgres/). */
+  search: FolderSearchPort;
+  /** Tells IDLE of a committed change of a mailbox made here (reads and deletes tell it through the service). */
+  changed(mailboxId: number): void;
+}
+
+/** Reserves `n` UIDs in a folder inside the caller's transaction; refuses a folder that does not exist. */
+export async function reserveUids(trx: Db, mailboxId: number, folder: string, n: number): Promise<number> {
+  const first = (await folderStore.reserveUids(trx, folder, new Map([[mailboxId, n]]))).get(mailboxId);
+  if (first === undefined) throw new Error(`no folder ${folder}`);
+  return first;
+}
+
