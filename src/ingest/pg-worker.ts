@@ -16,6 +16,7 @@ import type { RawParser } from './types.js';
 import { BUSY_WINDOW_MS, DEFAULT_DRAIN_MS_PER_ROW, MAX_BACKLOG_MS, MAX_BURST_MS } from './pace.js';
 import { BATCH_BYTES } from './worker.js';
 import { createBlame, storeApart } from './isolate.js';
+import { screeningOf } from '../spam/screening.js';
 import { MAX_ATTEMPTS, noteFailure, retryDelayMs, type FailureNote } from './set-aside.js';
 
 /**
@@ -91,7 +92,7 @@ export function createPgIngestWorker(deps: {
     const recipients = targets.map((t) => ({ address: t.address, resolution: { kind: 'deliver' as const, tenantId: t.tenantId, mailboxIds: t.mailboxIds, forwards: t.forwards } }));
     if (!row.raw) throw new Error(`inbound row ${row.id} has no raw bytes`);
     const encoded = await deps.parser()!(row.raw, { ...envelope, recipients });
-    return { id: row.id, targets, encoded, mailFrom: envelope.mailFrom, size: row.size, rawPath: null };
+    return { id: row.id, targets, encoded, mailFrom: envelope.mailFrom, size: row.size, screening: screeningOf({ ...envelope, recipients: [] }), rawPath: null };
   }
 
   /** Whether a split whose every message fails counts them (isolate.ts). */

@@ -11,6 +11,7 @@ import { createBlame } from './isolate.js';
 import { storeInParts } from './split-batch.js';
 import { MAX_ATTEMPTS, retryDelayMs } from './set-aside.js';
 import type { IngestStore } from './store.js';
+import { screeningOf } from '../spam/screening.js';
 import type { QueuedRawParser, RawParser } from './types.js';
 
 /** Bytes of queued messages per batch (raw rows are loaded whole). */
@@ -71,7 +72,7 @@ export function createIngestWorker(deps: {
     else if (row.raw) encoded = await parse(row.raw, delivery);
     else if (queued) encoded = await queued(row.id, delivery);
     else throw new Error(`inbound row ${row.id} has no raw bytes`);
-    return { id: row.id, targets, encoded, mailFrom: envelope.mailFrom, size: row.size, rawPath: row.raw_path };
+    return { id: row.id, targets, encoded, mailFrom: envelope.mailFrom, size: row.size, screening: screeningOf(envelope), rawPath: row.raw_path };
   }
 
   /** Whether a split whose every message fails counts them (isolate.ts). */
