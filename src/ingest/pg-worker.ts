@@ -17,6 +17,7 @@ import { BUSY_WINDOW_MS, DEFAULT_DRAIN_MS_PER_ROW, MAX_BACKLOG_MS, MAX_BURST_MS 
 import { BATCH_BYTES } from './worker.js';
 import { createBlame, storeApart } from './isolate.js';
 import { screeningOf } from '../spam/screening.js';
+import type { VerdictCounts } from '../spam/filing.js';
 import { MAX_ATTEMPTS, noteFailure, retryDelayMs, type FailureNote } from './set-aside.js';
 
 /**
@@ -56,6 +57,8 @@ export function createPgIngestWorker(deps: {
   onHints(hints: QueuedHint[]): void;
   onForwardsQueued(): void;
   onStored?: (mailboxIds: number[]) => void;
+  /** Told after a stored batch of the spam verdicts its copies got (/metrics). */
+  onVerdicts?: (v: VerdictCounts) => void;
 }) {
   const { db, store, writer, files, clock, logger } = deps;
   const log = logger.child({ component: 'ingest' });
@@ -197,6 +200,7 @@ export function createPgIngestWorker(deps: {
     if (r) {
       try {
         if (r.mailboxIds.length > 0) deps.onStored?.(r.mailboxIds);
+        deps.onVerdicts?.(r.verdicts);
       } catch (err) {
         log.warn({ err }, 'a listener of stored mail failed');
       }

@@ -4,6 +4,7 @@ import { folderStore } from '../emails/folder-store.js';
 import type { Copy, Created } from '../emails/writer.js';
 import { classifyBuiltin, verdictOf, type Candidate, type SenderRules } from './classify.js';
 import { spamStatusField } from './header.js';
+import { senderRules } from './reputation.js';
 import { spamFilterMode, type SpamFilterMode } from './settings.js';
 import type { PreAcceptance, SpamVerdict } from './verdict.js';
 
@@ -46,7 +47,7 @@ export async function classifyCopies(
     const { tenantId, mailboxId, message: m } = copies[i];
     return { tenantId, mailboxId, auth: m.auth, subject: m.subject, fromEmail: m.fromEmail, headers: m.headers, bodyText: m.bodyText, bodyHtml: m.bodyHtml };
   });
-  const given = await classifyBuiltin(trx, candidates, deps.senderRules);
+  const given = await classifyBuiltin(trx, candidates, deps.senderRules ?? senderRules);
   builtin.forEach((i, k) => {
     const v = given[k];
     // rspamd was asked and did not answer: the builtin verdict applies, and says why.
