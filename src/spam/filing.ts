@@ -4,7 +4,7 @@ import { folderStore } from '../emails/folder-store.js';
 import type { Copy, Created } from '../emails/writer.js';
 import { classifyBuiltin, verdictOf, type Candidate, type SenderRules } from './classify.js';
 import { spamStatusField } from './header.js';
-import { senderRules } from './reputation.js';
+import { rememberCorrespondents, senderRules } from './reputation.js';
 import type { SpamFilterMode } from './settings.js';
 import type { PreAcceptance, SpamVerdict } from './verdict.js';
 
@@ -76,9 +76,21 @@ export async function classifyCopies(
       });
       await saveVerdicts(trx, rows);
       if (junk.size > 0) await moveToJunk(trx, junk, now);
+      // A mailbox's Sent copy (submission, POST /v1/mail/send) names whom it wrote to: known correspondents from now on.
+      for (const [i, c] of created.entries()) {
+        if (c && copies[i].filedIn === 'Sent') await rememberCorrespondents(trx, c.mailboxId, recipientsOf(copies[i]), now);
+      }
       return counts;
     },
   };
+}
+
+/** The addresses a sent message went to: To (every address in the field), Cc and Bcc. */
+function recipientsOf(c: Copy): string[] {
+  const m = c.message;
+  const to = m.headers.to;
+  const listed = (Array.isArray(to) ? to.join(',') : String(to ?? '')).match(/[^\s<>,;"]+@[^\s<>,;"]+/g) ?? [];
+  return [m.toEmail, ...m.cc, ...m.bcc, ...listed].filter((a) => typeof a === 'string' && a.includes('@'));
 }
 
 /** Verdict rows of created copies, one statement per few hundred. */
