@@ -84,6 +84,7 @@ export default {
     'test/smtp/delivery.test.ts',
     'test/spam/filing.test.ts',
     'test/spam/lists.test.ts',
+    'test/spam/reputation.test.ts',
     'test/smtp/large-attachment.test.ts',
     'test/smtp/protocol.test.ts',
     'test/smtp/shutdown.test.ts',
