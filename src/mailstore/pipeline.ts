@@ -4,7 +4,7 @@
  * (deliverBatch, one transaction per batch: a crash rolls all of it back and the batch is redone).
  *
  *  1. accept        ingest/accept.ts (SQLite: acceptance journal, group commit on the storage thread),
- *                   ingest/pg-accept.ts (PostgreSQL: group commit in the database):
+ *                   ingest/postgres/accept.ts (PostgreSQL: group commit in the database):
  *                     acceptRaw(delivery: RawDelivery): Promise<void>            SMTP, before the 250
  *                     acceptMessage(tenantId, message: InboundMessage): Promise<void>   POST /v1/mail/inbound
  *  2. parse         RawParser (ingest/types.ts), run by the ingest worker in parser threads:
@@ -19,22 +19,22 @@
  *                   null stores no copy for that recipient (discard). Types in steps.ts.
  *  6. file          fileCopies: a copy per placement (writer.storeCopies), plus filed Sent copies (not classified
  *                   nor filtered: DECISIONS.md sections 18 and 19), events, quota usage.
- *  7. forward       forwardRows (outbound/rows.ts) of alias forwards, and the filter's redirects: outbound items.
+ *  7. forward       forwardRows (forwards.ts) of alias forwards, and the filter's redirects: outbound items.
  *  8. reply         the filter's replies: outbound items from <> with their own bytes.
  *  then             submissions' external recipients queued, queue rows finished, failures noted.
  */
 import type { Insertable } from 'kysely';
 import type { Db } from '../db/connection.js';
-import type { Copy, Created, EmailWriter } from '../emails/writer.js';
-import type { Failure, StoreInput, StoreResult } from '../ingest/commits.js';
+import type { Copy, Created, EmailWriter } from './writer.js';
+import type { Failure, StoreInput, StoreResult } from './commits.js';
 import type { StoredMessage, Target } from '../ingest/message.js';
 import { decodeMessage } from '../ingest/encoded-message.js';
 import { setAside } from '../ingest/set-aside.js';
-import type { IngestStore } from '../ingest/store.js';
+import type { IngestStore } from './inbound-store.js';
 import type { FiledCopy } from '../ingest/types.js';
-import { forwardRows } from '../outbound/rows.js';
+import { forwardRows } from './forwards.js';
 import type { OutboundTable } from '../outbound/tables.js';
-import { queueExternalOfRecord } from '../submission/commit.js';
+import { queueExternalOfRecord } from './submissions.js';
 import { submissionStore } from '../submission/store.js';
 import type { EmailEvent, EventRecorder } from '../webhooks/events.js';
 import { classify } from './classify.js';

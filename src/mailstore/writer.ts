@@ -5,9 +5,9 @@ import { dialectOf } from '../db/dialect.js';
 import type { StoredMessage } from '../ingest/message.js';
 import { folderStore } from './folder-store.js';
 import type { Markers } from './markers.js';
-import type { EmailStore } from './store.js';
-import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable } from './tables.js';
-import { INDEXED_BODY_CHARS, plainText, snippetOf } from './text.js';
+import type { EmailStore } from '../emails/store.js';
+import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable } from '../emails/tables.js';
+import { INDEXED_BODY_CHARS, plainText, snippetOf } from '../emails/text.js';
 
 /** One copy to store: a message in one mailbox of a tenant. */
 export interface Copy {

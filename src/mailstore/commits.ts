@@ -1,10 +1,10 @@
 import type { Insertable } from 'kysely';
 import type { Db } from '../db/connection.js';
-import type { Delivery } from '../mailstore/steps.js';
-import type { Target } from './message.js';
-import { messageKey, type IngestStore, type MessageKey } from './store.js';
-import type { InboundTable } from './tables.js';
-import type { EncodedMessage } from './encoded-message.js';
+import type { Delivery } from './steps.js';
+import type { Target } from '../ingest/message.js';
+import { messageKey, type IngestStore, type MessageKey } from './inbound-store.js';
+import type { InboundTable } from '../ingest/tables.js';
+import type { EncodedMessage } from '../ingest/encoded-message.js';
 
 const MB = 1024 * 1024;
 

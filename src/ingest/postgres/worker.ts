@@ -1,24 +1,24 @@
 import { readFile } from 'node:fs/promises';
 import { sql } from 'kysely';
-import type { Clock } from '../clock.js';
-import type { Db } from '../db/connection.js';
-import type { Markers } from '../emails/markers.js';
-import type { EmailWriter } from '../emails/writer.js';
-import type { Logger } from '../logger.js';
-import { createEventRecorder, type QueuedHint } from '../webhooks/events.js';
-import type { BlobStore } from './blobs.js';
-import type { Failure, ParsedRaw } from './commits.js';
-import { deliverBatch } from '../mailstore/pipeline.js';
-import { decodeMessage } from './encoded-message.js';
-import type { Envelope, Target } from './message.js';
-import { lockMailboxes } from './pg-accept.js';
-import { pgBlobs, type BlobData } from './pg-blobs.js';
-import type { IngestStore } from './store.js';
-import type { RawParser } from './types.js';
-import { BUSY_WINDOW_MS, DEFAULT_DRAIN_MS_PER_ROW, MAX_BACKLOG_MS, MAX_BURST_MS } from './pace.js';
-import { BATCH_BYTES } from './worker.js';
-import { createBlame, storeApart } from './isolate.js';
-import { MAX_ATTEMPTS, noteFailure, retryDelayMs, type FailureNote } from './set-aside.js';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/connection.js';
+import type { Markers } from '../../mailstore/markers.js';
+import type { EmailWriter } from '../../mailstore/writer.js';
+import type { Logger } from '../../logger.js';
+import { createEventRecorder, type QueuedHint } from '../../webhooks/events.js';
+import type { BlobStore } from '../blobs.js';
+import type { Failure, ParsedRaw } from '../../mailstore/commits.js';
+import { deliverBatch } from '../../mailstore/pipeline.js';
+import { decodeMessage } from '../encoded-message.js';
+import type { Envelope, Target } from '../message.js';
+import { lockMailboxes } from './accept.js';
+import { pgBlobs, type BlobData } from './blobs.js';
+import type { IngestStore } from '../../mailstore/inbound-store.js';
+import type { RawParser } from '../types.js';
+import { BUSY_WINDOW_MS, DEFAULT_DRAIN_MS_PER_ROW, MAX_BACKLOG_MS, MAX_BURST_MS } from '../pace.js';
+import { BATCH_BYTES } from '../worker.js';
+import { createBlame, storeApart } from '../isolate.js';
+import { MAX_ATTEMPTS, noteFailure, retryDelayMs, type FailureNote } from '../set-aside.js';
 
 /**
  * Rows per batch transaction. A PostgreSQL batch costs some twenty statements whatever its size,

@@ -6,21 +6,21 @@
 import { readFile } from 'node:fs/promises';
 import { basename, join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import { databaseFile, openConnection } from '../db/connection.js';
-import { walSyncer } from '../db/durability.js';
-import { createMarkers } from '../emails/markers.js';
-import { createEmailStore } from '../emails/store.js';
-import { createEmailWriter } from '../emails/writer.js';
-import { lowerThreadPriority } from '../threads/priority.js';
-import { createEventRecorder, type QueuedHint } from '../webhooks/events.js';
-import { acceptGroup } from './commits.js';
-import { deliverBatch } from '../mailstore/pipeline.js';
-import { moveRecords } from './journal-move.js';
-import { noteFailure } from './set-aside.js';
+import { databaseFile, openConnection } from '../../db/connection.js';
+import { walSyncer } from '../../db/durability.js';
+import { createMarkers } from '../markers.js';
+import { createEmailStore } from '../../emails/store.js';
+import { createEmailWriter } from '../writer.js';
+import { lowerThreadPriority } from '../../threads/priority.js';
+import { createEventRecorder, type QueuedHint } from '../../webhooks/events.js';
+import { acceptGroup } from '../commits.js';
+import { deliverBatch } from '../pipeline.js';
+import { moveRecords } from '../journal-move.js';
+import { noteFailure } from '../../ingest/set-aside.js';
 import type { StorageReply, StorageRequest, StorageThreadData } from './storage-protocol.js';
-import { createIngestStore } from './store.js';
-import { createOutboundStore } from '../outbound/store.js';
-import { commitSubmissions } from '../submission/commit.js';
+import { createIngestStore } from '../inbound-store.js';
+import { createOutboundStore } from '../../outbound/store.js';
+import { commitSubmissions } from '../submissions.js';
 
 // Storing queued mail is background work: the thread that answers SMTP and HTTP comes first.
 lowerThreadPriority();
