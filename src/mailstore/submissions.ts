@@ -1,7 +1,7 @@
 import { sql, type Insertable } from 'kysely';
 import type { Db } from '../db/connection.js';
 import { dialectOf } from '../db/dialect.js';
-import type { OutboundStore } from '../outbound/store.js';
+import { createOutboundStore, type OutboundStore } from '../outbound/store.js';
 import type { OutboundTable } from '../outbound/tables.js';
 import { submissionStore } from '../submission/store.js';
 
@@ -73,4 +73,14 @@ export async function queueExternalOfRecord(trx: Db, x: ExternalOfRecord, now: n
     rcpt_to: rcpt, via_domain: null, auth: null, next_attempt_at: now, last_response: null, created_at: now, updated_at: now,
   }))).execute();
   return x.recipients.length;
+}
+
+/**
+ * commitSubmissions in a transaction of its own on `db` (PostgreSQL: one per group of submission's
+ * group commit, submission/deliver.ts, durable when the commit returns). SQLite runs the same body
+ * on the storage thread (sqlite/storage-worker.ts).
+ */
+export function poolSubmissions(db: Db, now: () => number): (jobs: QueueJob[]) => Promise<Array<number | null>> {
+  const outbound = createOutboundStore();
+  return (jobs) => db.transaction().execute((trx) => commitSubmissions(trx, outbound, jobs, now()));
 }
