@@ -6,7 +6,7 @@
  *    fold a mailbox of its own (and a tenant of its own) in a real in-process app: the other folds'
  *    spam is stored in INBOX and moved to Junk, their ham stored in Junk and moved to INBOX, through
  *    the app's folder-messages moves, the path an IMAP MOVE takes (which is what trains); then the
- *    fold's messages are classified by the delivery classify step (spam/filing.ts classifyCopies:
+ *    fold's messages are classified by the delivery pipeline's classify step (spam/filing.ts spamClassifyStep:
  *    rules, lists, reputation, model). Easy ham misfiled, hard ham misfiled, spam caught.
  *    Debian's bogofilter is trained and asked on the same folds side by side.
  * 2. Cold start: every easy ham message classified by an untrained mailbox.
@@ -23,8 +23,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { sql } from 'kysely';
-import type { Copy } from '../../src/emails/writer.js';
-import { classifyCopies } from '../../src/spam/filing.js';
+import type { Delivery } from '../../src/mailstore/steps.js';
+import { spamClassifyStep } from '../../src/spam/filing.js';
+import type { SpamVerdict } from '../../src/spam/verdict.js';
 import { bogofilterFold, bogofilterVersion, writeMessages } from './spam-bogofilter.js';
 import { loadCorpus, type CorpusMessage, type Group } from './spam-corpus.js';
 import { startBenchApp } from './in-process-app.js';
@@ -85,19 +86,20 @@ async function trainByMoves(box: { tenantId: number; mailboxId: number; address:
   for (let i = 0; i < hamIds.length; i += 200) await app.imap.messages.move(box.mailboxId, hamIds.slice(i, i + 200), 'INBOX');
 }
 
-/** The delivery classify step's verdicts for messages to a mailbox. */
-async function classify(box: { tenantId: number; mailboxId: number; address: string }, list: CorpusMessage[]) {
-  const copies: Copy[] = list.map((m) => ({
-    tenantId: box.tenantId, mailboxId: box.mailboxId, inboundId: null, toEmail: box.address, size: m.raw.length,
-    message: {
-      messageId: m.messageId, fromEmail: m.fromEmail, fromName: m.fromName, toEmail: box.address, cc: [], bcc: [], subject: m.subject, receivedAt: now,
-      bodyText: m.bodyText, bodyHtml: m.bodyHtml, headers: m.headers, attachments: [], auth: null,
-    },
-  }));
-  const out = [];
-  for (let i = 0; i < copies.length; i += 200) {
-    const part = copies.slice(i, i + 200);
-    out.push(...(await classifyCopies(db, part, part.map(() => ({})), { mode: 'builtin' })).verdicts);
+/** The delivery pipeline's classify step (src/spam/filing.ts spamClassifyStep), one message at a time as delivery runs it. */
+const classifyStep = spamClassifyStep('builtin');
+async function classify(box: { tenantId: number; mailboxId: number; address: string }, list: CorpusMessage[]): Promise<SpamVerdict[]> {
+  const out: SpamVerdict[] = [];
+  for (const m of list) {
+    const delivery: Delivery = {
+      id: 0, kind: 'api', targets: [], mailFrom: m.fromEmail, size: m.raw.length, rawPath: null,
+      message: {
+        messageId: m.messageId, fromEmail: m.fromEmail, fromName: m.fromName, toEmail: box.address, cc: [], bcc: [], subject: m.subject, receivedAt: now,
+        bodyText: m.bodyText, bodyHtml: m.bodyHtml, headers: m.headers, attachments: [], auth: null,
+      },
+    };
+    const [placement] = await classifyStep(db, delivery, [{ tenantId: box.tenantId, mailboxId: box.mailboxId, address: box.address }], now);
+    out.push(placement.spam as SpamVerdict);
   }
   return out;
 }
