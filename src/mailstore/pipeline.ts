@@ -40,7 +40,7 @@ import type { EmailEvent, EventRecorder } from '../webhooks/events.js';
 import { classify } from './classify.js';
 import { filter } from './filter.js';
 import { asWritten, withPrepended, writeOwnBytes, type OwnBytes } from './own-bytes.js';
-import { recipientsOfSent, saveVerdicts, type VerdictCounts } from '../spam/filing.js';
+import { isSpamVerdict, recipientsOfSent, saveVerdicts, type VerdictCounts } from '../spam/filing.js';
 import { spamStatusField } from '../spam/header.js';
 import { rememberCorrespondents } from '../spam/reputation.js';
 import type { SpamVerdict } from '../spam/verdict.js';
@@ -105,7 +105,7 @@ function recipientsOf(d: Delivery, owners: Map<number, number>): Recipient[] {
 function placedCopy(d: Delivery, recipient: Recipient, placement: Placement): PlannedCopy {
   const prepend = placement.prepend ?? '';
   // A spam verdict's trace header is put in front of the bytes as they are read (emails/files.ts): counted here.
-  const traced = placement.spam ? spamStatusField(placement.spam as SpamVerdict).length : 0;
+  const traced = isSpamVerdict(placement.spam) ? spamStatusField(placement.spam).length : 0;
   // SMTP mail with a prepend has bytes of its own; without, its copies share the queued row's.
   const own = d.kind === 'smtp' && prepend ? { prefix: prepend, skip: 0 } : undefined;
   return {
@@ -229,8 +229,8 @@ export async function deliverBatch(trx: Db, deps: PipelineDeps, input: StoreInpu
   for (const [i, c] of aligned.entries()) {
     if (!c) continue;
     const p = planned[i];
-    const spam = p.placed?.placement.spam as SpamVerdict | undefined;
-    if (spam) { verdicts.push({ id: c.id, verdict: spam }); counts[spam.verdict]++; }
+    const spam = p.placed?.placement.spam;
+    if (isSpamVerdict(spam)) { verdicts.push({ id: c.id, verdict: spam }); counts[spam.verdict]++; }
     // A mailbox's Sent copy (submission, POST /v1/mail/send) names whom it wrote to: known correspondents from now on.
     if (p.filed?.folder === 'Sent') await rememberCorrespondents(trx, c.mailboxId, recipientsOfSent(p.copy.message), now);
     const byTenant = firstOf.get(p.from) ?? new Map<number, number>();

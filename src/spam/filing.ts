@@ -75,6 +75,12 @@ export function spamClassifyStep(mode: SpamFilterMode): ClassifyStep {
   };
 }
 
+/** Whether a placement's `spam` is a verdict of this filter (other steps may carry something else there). */
+export function isSpamVerdict(x: unknown): x is SpamVerdict {
+  const v = x as SpamVerdict | null;
+  return !!v && typeof v === 'object' && (v.verdict === 'ham' || v.verdict === 'junk') && Array.isArray(v.reasons) && typeof v.score === 'number' && typeof v.threshold === 'number';
+}
+
 /** Keeps the verdicts of stored copies (GET /v1/emails `spam`, the trace header), one statement per few hundred. */
 export async function saveVerdicts(trx: Kysely<any>, rows: Array<{ id: number; verdict: SpamVerdict }>): Promise<void> {
   for (let i = 0; i < rows.length; i += 500) {
