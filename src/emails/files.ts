@@ -12,6 +12,7 @@ import { contentDisposition, LINK_TTL_MS, safeContentType, type LinkSigner } fro
 import type { EmailStore } from './store.js';
 import { spamStatusField, rewriteRaw } from '../spam/header.js';
 import { verdictOfEmail } from '../spam/verdicts.js';
+import type { SpamVerdict } from '../spam/verdict.js';
 import { Readable as ReadableStream } from 'node:stream';
 
 
@@ -73,8 +74,11 @@ export function createEmailFiles({ db, store, blobs, signer, clock, publicUrl }:
           return { body: ReadableStream.from((async function* () { yield field; yield* createReadStream(file); })()), size: size + field.length };
         }
       }
-      // API and APPENDed mail: the bytes kept at first rendering (or given by APPEND), so they never change.
-      const body = await stableRaw(e);
+      // API and APPENDed mail: the bytes kept at first rendering (or given by APPEND), so they never
+      // change; a classified copy is read with the trace header in front, as SMTP mail is.
+      const spam = await verdictOfEmail(db, e.id);
+      const kept = await stableRaw(e, spam);
+      const body = spam ? rewriteRaw(kept, spam) : kept;
       return { body, size: body.length };
     },
 
@@ -92,15 +96,14 @@ export function createEmailFiles({ db, store, blobs, signer, clock, publicUrl }:
    * The kept bytes of mail without SMTP bytes; rendered and kept on first use (the first kept wins a
    * race), with IMAP's summary of them, so FETCH reads it instead of parsing the bytes.
    */
-  async function stableRaw(e: NonNullable<Awaited<ReturnType<EmailStore['get']>>>): Promise<Buffer> {
+  async function stableRaw(e: NonNullable<Awaited<ReturnType<EmailStore['get']>>>, spam: SpamVerdict | null): Promise<Buffer> {
     const kept = await db.selectFrom('email_raw').select('raw').where('email_id', '=', e.id).executeTakeFirst();
     if (kept) return kept.raw;
-    // API mail that was classified keeps its trace header in the kept bytes (an IMAP copy shares them).
-    const spam = await verdictOfEmail(db, e.id);
-    const rendered = spam ? rewriteRaw(await render(e), spam) : await render(e);
+    const rendered = await render(e);
     await db.insertInto('email_raw').values({ email_id: e.id, raw: rendered }).onConflict((oc) => oc.column('email_id').doNothing()).execute();
     const now = (await db.selectFrom('email_raw').select('raw').where('email_id', '=', e.id).executeTakeFirst())?.raw ?? rendered;
-    await store.saveImap(db, [{ email_id: e.id, ...imapSummary(now) }]);
+    // The summary of the bytes as read: with the spam trace header in front when there is one.
+    await store.saveImap(db, [{ email_id: e.id, ...imapSummary(spam ? rewriteRaw(now, spam) : now) }]);
     return now;
   }
 
