@@ -48,6 +48,11 @@ export interface InboundMessage {
    * bytes until rendered) and for mail too large to hold in memory (computed at its first FETCH).
    */
   imap?: ImapSummary;
+  /**
+   * SMTP mail held in memory: bytes of the X-Spam-* fields it came with, which a classified copy is
+   * read without (src/spam/header.ts), so its size and RFC822.SIZE are counted without them.
+   */
+  foreignSpamBytes?: number;
 }
 
 /**

@@ -105,7 +105,8 @@ function recipientsOf(d: Delivery, owners: Map<number, number>): Recipient[] {
 function placedCopy(d: Delivery, recipient: Recipient, placement: Placement): PlannedCopy {
   const prepend = placement.prepend ?? '';
   // A spam verdict's trace header is put in front of the bytes as they are read (emails/files.ts): counted here.
-  const traced = isSpamVerdict(placement.spam) ? spamStatusField(placement.spam).length : 0;
+  // (less the outside X-Spam-* fields reading leaves out of SMTP mail held in memory).
+  const traced = isSpamVerdict(placement.spam) ? spamStatusField(placement.spam).length - (d.kind === 'smtp' ? d.message.foreignSpamBytes ?? 0 : 0) : 0;
   // SMTP mail with a prepend has bytes of its own; without, its copies share the queued row's.
   const own = d.kind === 'smtp' && prepend ? { prefix: prepend, skip: 0 } : undefined;
   return {

@@ -65,3 +65,13 @@ export function rewriteRaw(raw: Buffer, v: SpamVerdict): Buffer {
   if (rest.length > 0) text = text.replace(/\r?\n$/, '');
   return Buffer.concat([Buffer.from(text, 'latin1'), rest]);
 }
+
+/** Bytes of the outside X-Spam-* fields (with continuations) in a message's header block: what reading a classified copy leaves out. */
+export function foreignSpamFieldBytes(raw: Buffer): number {
+  let end = raw.indexOf('\r\n\r\n');
+  if (end < 0) end = raw.indexOf('\n\n');
+  const head = (end < 0 ? raw : raw.subarray(0, end)).toString('latin1');
+  if (!/^x-spam-/im.test(head)) return 0;
+  const probe: SpamVerdict = { verdict: 'ham', score: 0, threshold: 0, filter: 'off', reasons: [] };
+  return raw.length + spamStatusField(probe).length - rewriteRaw(raw, probe).length;
+}
