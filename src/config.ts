@@ -60,6 +60,10 @@ export interface Config {
   importAllowPrivate: boolean;
   /** Seconds of storage work (at the measured storage rate) acknowledged mail may wait before new mail is refused for now (SMTP 451 4.3.1, API 503). */
   ingestMaxBacklogSeconds: number;
+  /** Which spam filter gives verdicts (MAILSTEAD_SPAM_FILTER, DECISIONS.md section 18). */
+  spamFilter: 'builtin' | 'rspamd' | 'off';
+  /** Days junk is kept before deletion (MAILSTEAD_JUNK_RETENTION_DAYS; 0 keeps it). */
+  junkRetentionDays: number;
 }
 
 /** Thrown for a configuration value that cannot be used; the message names the variable. */
@@ -76,6 +80,7 @@ const VARS = [
   'MAILSTEAD_ACME_EMAIL', 'MAILSTEAD_ACME_DIRECTORY',
   'MAILSTEAD_SUBMISSION_PORT', 'MAILSTEAD_SUBMISSIONS_PORT', 'MAILSTEAD_SUBMISSION_DAILY_LIMIT',
   'MAILSTEAD_DATABASE_URL', 'MAILSTEAD_INGEST_MAX_BACKLOG_SECONDS',
+  'MAILSTEAD_SPAM_FILTER', 'MAILSTEAD_JUNK_RETENTION_DAYS',
 ] as const;
 type VarName = (typeof VARS)[number];
 
@@ -98,6 +103,8 @@ const rawSchema = {
     MAILSTEAD_IMAP_PORT: { type: 'string', pattern: `^$|${PORT}` },
     MAILSTEAD_IMAP_STARTTLS_PORT: { type: 'string', pattern: `^$|${PORT}` },
     MAILSTEAD_IMAP_IDLE_POLL_MS: { type: 'string', pattern: '^[1-9][0-9]{1,6}$' },
+    MAILSTEAD_SPAM_FILTER: { type: 'string', enum: ['builtin', 'rspamd', 'off'] },
+    MAILSTEAD_JUNK_RETENTION_DAYS: { type: 'string', pattern: '^[0-9]{1,5}$' },
     // Fractions allowed (tests bound a backlog of a few hundred messages); 0 or 0.0 is refused below.
     MAILSTEAD_INGEST_MAX_BACKLOG_SECONDS: { type: 'string', pattern: '^[0-9]{1,6}(\\.[0-9]{1,3})?$' },
     MAILSTEAD_SUBMISSION_PORT: { type: 'string', pattern: `^$|${PORT}` },
@@ -219,5 +226,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     outboundMaxAgeSeconds: Number(raw.MAILSTEAD_OUTBOUND_MAX_AGE_SECONDS),
     imapIdlePollMs: Number(raw.MAILSTEAD_IMAP_IDLE_POLL_MS),
     ingestMaxBacklogSeconds,
+    spamFilter: raw.MAILSTEAD_SPAM_FILTER as Config['spamFilter'],
+    junkRetentionDays: Number(raw.MAILSTEAD_JUNK_RETENTION_DAYS),
   });
 }

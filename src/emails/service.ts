@@ -5,7 +5,7 @@ import { notFound } from '../errors.js';
 import type { MailChanges } from './mail-changes.js';
 import type { EmailEvent, EventRecorder } from '../webhooks/events.js';
 import { decodeListCursor, decodeSyncCursor } from './cursor.js';
-import { markerAt, type Markers } from './markers.js';
+import { markerAt, type Markers } from '../mailstore/markers.js';
 import type { EmailReading } from './reading-port.js';
 import { createPostgresEmailReading } from './postgres/reading.js';
 import { defaultReadThreads } from './read-pool.js';

@@ -17,7 +17,7 @@ export const messageKey = (messageId: string, receivedAt: number, size: number) 
 
 /**
  * Where every import source stores its messages: the APPEND path of the folder view
- * (folder-messages.ts appendMany: no email.received, no filter, counted toward the quota), in
+ * (emails/folders/ appendMany: no email.received, no filter, counted toward the quota), in
  * batches, skipping what the folder already holds (same Message-ID, date and size), each batch
  * committed with the task's progress.
  */

@@ -1,7 +1,7 @@
 import type { Logger } from '../logger.js';
-import type { StoreInput, StoreResult } from './commits.js';
+import type { StoreInput, StoreResult } from '../mailstore/commits.js';
 import { storeApart, type Blame, type Unit } from './isolate.js';
-import type { StorageThread } from './storage-thread.js';
+import type { StorageThread } from '../mailstore/sqlite/storage-thread.js';
 
 /** What storing a failed SQLite batch in parts came to (see storeInParts). */
 export interface InParts {
@@ -40,6 +40,7 @@ export async function storeInParts(b: StoreInput, deps: {
     unlink: results.flatMap((r) => r.unlink), stored: results.reduce((n, r) => n + r.stored, 0),
     forwarded: results.reduce((n, r) => n + r.forwarded, 0) + apart.failed.reduce((n, f) => n + f.note.forwarded, 0),
     mailboxIds: [...new Set(results.flatMap((r) => r.mailboxIds))],
+    verdicts: { ham: results.reduce((n, r) => n + r.verdicts.ham, 0), junk: results.reduce((n, r) => n + r.verdicts.junk, 0) },
   };
   // A parse failure's unit stored its note (the row stays queued unless final): only final ones are done.
   const notFinal = new Set(b.failed.filter((f) => !f.final).map((f) => f.id));

@@ -12,6 +12,7 @@ import type { Logger } from '../logger.js';
 import type { Authenticator } from './auth.js';
 import { readMail, type ReadMail } from './mail-reader.js';
 import { fromParsed, fromRawOnly, type DeliveryFacts } from './message.js';
+import { foreignSpamFieldBytes } from '../spam/header.js';
 import { MAX_HEAD_BYTES, fixHeaderBlock, headerEnd } from '../message/headers.js';
 
 /** A parser of raw mail into what `J` is (the parser stack: a StoredMessage; ingest's RawParser: one encoded). */
@@ -93,15 +94,17 @@ export function createRawParser({ hostname, authenticate, logger, spool }: {
     ]);
     const ctx = { hostname, head, auth };
     const imap = summaryOf(raw, logger);
+    const foreign = Buffer.isBuffer(raw) ? foreignSpamFieldBytes(raw) : 0;
+    const extra = foreign > 0 ? { foreignSpamBytes: foreign } : {};
     // Text with NUL or lone surrogates is made storable here, where it is produced (safe-text.ts).
     if (parsed) {
       try {
-        return safeMessage({ ...fromParsed(parsed, facts, ctx), imap });
+        return safeMessage({ ...fromParsed(parsed, facts, ctx), imap, ...extra });
       } catch (err) {
         logger.warn({ err }, 'mapping a parsed message failed; storing what the raw text gives');
       }
     }
-    return safeMessage({ ...fromRawOnly(facts, ctx), imap });
+    return safeMessage({ ...fromRawOnly(facts, ctx), imap, ...extra });
   };
 }
 

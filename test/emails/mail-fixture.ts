@@ -1,5 +1,5 @@
 import type { Db } from '../../src/db/connection.js';
-import type { Copy } from '../../src/emails/writer.js';
+import type { Copy } from '../../src/mailstore/writer.js';
 
 // The mail of the read tests that compare answers (postgres-reads.test.ts: SQLite's against
 // PostgreSQL's; reads.test.ts: the plain SQL's against the Kysely queries it replaced).

@@ -6,10 +6,10 @@ import type { Database } from '../../src/db/schema.js';
 import { ftsMatch } from '../../src/emails/fts.js';
 import { iso } from '../../src/emails/reading.js';
 import { plainPrefix } from '../../src/emails/search.js';
-import { createMarkers } from '../../src/emails/markers.js';
+import { createMarkers } from '../../src/mailstore/markers.js';
 import { createEmailStore, LIST_COLUMNS, readQueries, type ListFilter, type Position, type RawQuery } from '../../src/emails/store.js';
 import type { EmailsTable } from '../../src/emails/tables.js';
-import { createEmailWriter } from '../../src/emails/writer.js';
+import { createEmailWriter } from '../../src/mailstore/writer.js';
 import { KEY_BY_HASH_SQL } from '../../src/tenants/store.js';
 import { tempDir } from '../helpers/app.js';
 import { copies, seed, T0 } from './mail-fixture.js';
@@ -92,6 +92,8 @@ const referenceOn = (db: Kysely<Database>) => ({
   get: (tenantId: number, id: number) =>
     db.selectFrom('emails as e').innerJoin('email_contents as c', 'c.email_id', 'e.id')
       .select([...LIST_COLUMNS, 'e.message_id', 'e.updated_seq', 'c.cc', 'c.bcc', 'c.headers', 'c.auth', 'c.body_text', 'c.body_html', 'c.inbound_id', 'e.flags'])
+      // The spam verdict (src/spam), from its own table.
+      .select(sql<string | null>`(select "verdict" from "email_spam" where "email_id" = "e"."id")`.as('spam'))
       .where('e.id', '=', id).where('e.tenant_id', '=', tenantId).where('e.deleted_at', 'is', null),
   attachmentsOf: (emailId: number) =>
     db.selectFrom('attachments').select(['id', 'filename', 'content_type', 'size', 'content_id', 'disposition', 'sha256'])

@@ -86,7 +86,8 @@ test('API mail to a forwarder goes out in its rendered form (GET /v1/emails/{id}
   const [item] = await waitForItems(app, key, (items) => items[0]?.status === 'sent', 'the item marked sent');
   t.is(typeof item.email_id, 'number');
   const rendered = await fetch(`${app.base}/v1/emails/${item.email_id}/raw`, { headers: { authorization: `Bearer ${key}` } });
-  const bytes = Buffer.from(await rendered.arrayBuffer());
+  // The copy kept here is read with this mailbox's spam trace header in front (DECISIONS.md section 18); the forwarded copy has none.
+  const bytes = Buffer.from(Buffer.from(await rendered.arrayBuffer()).toString('latin1').replace(/^X-Spam-Status: [^\r\n]*\r\n/, ''), 'latin1');
   t.is(rendered.status, 200);
   t.deepEqual(m.raw.subarray(m.raw.length - bytes.length), bytes);
   t.regex(m.raw.toString('latin1'), /^ARC-Seal: /);

@@ -1,14 +1,15 @@
 import { sql } from 'kysely';
 import type { Db } from '../../db/connection.js';
-import { fits } from '../../ingest/commits.js';
+import { fits } from '../../mailstore/commits.js';
+import type { TrainingEvent } from '../../spam/training.js';
 import { INDEXED_BODY_CHARS, plainText, snippetOf } from '../../message/text.js';
 import { reserveUids, type FolderDeps } from './deps.js';
 import { OverQuotaError, type AppendInput } from './types.js';
 
 /** APPEND and imports: messages stored as given into a folder, counted toward the quota. */
-export function appendQueries({ db, store, markers, clock, changed }: FolderDeps) {
-  /** One appended message's rows, inside the caller's transaction (markers ready); answers its UID. */
-  async function insertAppended(trx: Db, tenantId: number, mailboxId: number, folder: string, m: AppendInput): Promise<number> {
+export function appendQueries({ db, store, markers, clock, changed, training }: FolderDeps) {
+  /** One appended message's rows, inside the caller's transaction (markers ready); answers its UID and id. */
+  async function insertAppended(trx: Db, tenantId: number, mailboxId: number, folder: string, m: AppendInput): Promise<{ uid: number; id: number }> {
     const box = await trx.selectFrom('mailboxes').select(['quota_mb', 'used_bytes', 'address']).where('id', '=', mailboxId).executeTakeFirstOrThrow();
     if (!fits(box, m.raw.length)) throw new OverQuotaError('mailbox over quota');
     const uid = await reserveUids(trx, mailboxId, folder, 1);
@@ -33,7 +34,7 @@ export function appendQueries({ db, store, markers, clock, changed }: FolderDeps
     await store.saveImap(trx, [{ email_id: id, ...m.imap }]);
     await store.indexFts(trx, [{ rowid: id, subject: m.subject, body: text.slice(0, INDEXED_BODY_CHARS), from_email: m.fromEmail, from_name: m.fromName ?? '' }]);
     await trx.updateTable('mailboxes').set({ used_bytes: sql`used_bytes + ${m.raw.length}` }).where('id', '=', mailboxId).execute();
-    return uid;
+    return { uid, id };
   }
 
   return {
@@ -42,12 +43,16 @@ export function appendQueries({ db, store, markers, clock, changed }: FolderDeps
      * kept as given; refuses with OverQuotaError when the quota has no room. Answers its UID.
      */
     async append(tenantId: number, mailboxId: number, folder: string, m: AppendInput): Promise<number> {
+      let event: TrainingEvent | null = null;
       const uid = await db.transaction().execute(async (trx) => {
         await markers.ready(trx);
-        const uid = await insertAppended(trx, tenantId, mailboxId, folder, m);
+        const { uid, id } = await insertAppended(trx, tenantId, mailboxId, folder, m);
+        // APPEND into Junk trains spam (a client filing what it judged junk).
+        if (folder === 'Junk') event = await training.train(trx, tenantId, mailboxId, [id], 'spam');
         await markers.flush(trx);
         return uid;
       });
+      training.committed([event]);
       changed(mailboxId);
       return uid;
     },

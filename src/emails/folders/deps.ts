@@ -1,10 +1,11 @@
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connection.js';
-import { folderStore } from '../folder-store.js';
-import type { Markers } from '../markers.js';
+import { folderStore } from '../../mailstore/folder-store.js';
+import type { Markers } from '../../mailstore/markers.js';
 import type { EmailService } from '../service.js';
 import type { EmailStore } from '../store.js';
 import type { FolderSearchPort } from './ports.js';
+import type { FolderTraining } from './training.js';
 
 /** What the folder queries are built on: the connection, the email store and service, markers and the change feed. */
 export interface FolderDeps {
@@ -17,6 +18,8 @@ export interface FolderDeps {
   search: FolderSearchPort;
   /** Tells IDLE of a committed change of a mailbox made here (reads and deletes tell it through the service). */
   changed(mailboxId: number): void;
+  /** The spam filter's training fed by moves, copies, appends and $Junk/$NotJunk (training.ts). */
+  training: FolderTraining;
 }
 
 /** Reserves `n` UIDs in a folder inside the caller's transaction; refuses a folder that does not exist. */

@@ -1,18 +1,25 @@
 import type { Db } from '../../db/connection.js';
+import { flagTraining, type TrainingEvent } from '../../spam/training.js';
 import type { FolderDeps } from './deps.js';
 import type { FlagWrite } from './types.js';
 
 /** STORE's writes: stored flags, \Seen cleared, and \Seen set through the email service (email.read). */
-export function flagQueries({ db, markers, service, changed }: FolderDeps) {
+export function flagQueries({ db, markers, service, changed, training }: FolderDeps) {
   /** Stored flags of messages, inside the caller's transaction (markers ready). */
-  async function flagWrites(trx: Db, mailboxId: number, writes: FlagWrite[], unchangedSince?: number): Promise<Map<number, number>> {
+  async function flagWrites(trx: Db, mailboxId: number, writes: FlagWrite[], unchangedSince: number | undefined, events: Array<TrainingEvent | null>): Promise<Map<number, number>> {
     const done = new Map<number, number>();
+    const was = await training.before(trx, mailboxId, writes.map((c) => c.id));
     for (const c of writes) {
       const marker = markers.next();
       let q = trx.updateTable('emails').set({ flags: c.flags, updated_seq: marker })
         .where('id', '=', c.id).where('mailbox_id', '=', mailboxId).where('deleted_at', 'is', null);
       if (unchangedSince !== undefined) q = q.where('updated_seq', '<=', unchangedSince);
       if (Number((await q.executeTakeFirst()).numUpdatedRows) === 1) done.set(c.id, marker);
+    }
+    // $Junk and $NotJunk set by a client (Thunderbird's buttons) train.
+    for (const cls of ['spam', 'ham'] as const) {
+      const ids = writes.filter((c) => done.has(c.id) && was.has(c.id) && flagTraining(was.get(c.id)!.flags, c.flags) === cls).map((c) => c.id);
+      if (ids.length > 0) events.push(await training.train(trx, was.get(ids[0])!.tenant_id, mailboxId, ids, cls));
     }
     return done;
   }
@@ -32,12 +39,14 @@ export function flagQueries({ db, markers, service, changed }: FolderDeps) {
      */
     async writeFlags(mailboxId: number, changes: FlagWrite[], unchangedSince?: number): Promise<Map<number, number>> {
       if (changes.length === 0) return new Map();
+      const events: Array<TrainingEvent | null> = [];
       const done = await db.transaction().execute(async (trx) => {
         await markers.ready(trx);
-        const done = await flagWrites(trx, mailboxId, changes, unchangedSince);
+        const done = await flagWrites(trx, mailboxId, changes, unchangedSince, events);
         await markers.flush(trx);
         return done;
       });
+      training.committed(events);
       if (done.size > 0) changed(mailboxId);
       return done;
     },
@@ -60,11 +69,13 @@ export function flagQueries({ db, markers, service, changed }: FolderDeps) {
      */
     async storeFlags(tenantId: number, mailboxId: number, o: { writes: FlagWrite[]; read: number[]; unread: number[]; unchangedSince?: number }): Promise<Map<number, number>> {
       if (o.writes.length === 0 && o.read.length === 0 && o.unread.length === 0) return new Map();
+      const events: Array<TrainingEvent | null> = [];
       const { alongside } = await service.markReadMany(tenantId, o.read, async (trx) => {
-        const done = await flagWrites(trx, mailboxId, o.writes, o.unchangedSince);
+        const done = await flagWrites(trx, mailboxId, o.writes, o.unchangedSince, events);
         await unreadWrites(trx, mailboxId, o.unread);
         return done;
       });
+      training.committed(events);
       changed(mailboxId);
       return alongside!;
     },

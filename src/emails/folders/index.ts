@@ -2,7 +2,9 @@ import type { Clock } from '../../clock.js';
 import { backendOf } from '../../db/backend.js';
 import type { Db } from '../../db/connection.js';
 import type { MailChanges } from '../mail-changes.js';
-import type { Markers } from '../markers.js';
+import type { Markers } from '../../mailstore/markers.js';
+import type { SpamTraining } from '../../spam/training.js';
+import { folderTraining } from './training.js';
 import type { EmailService } from '../service.js';
 import type { EmailStore } from '../store.js';
 import { appendQueries } from './appends.js';
@@ -19,7 +21,7 @@ import { folderTreeQueries } from './tree.js';
 
 export type { AppendInput, Change, FlagWrite, FolderEntry, MessageMeta } from './types.js';
 export { OverQuotaError } from './types.js';
-export type { FolderRow } from '../folder-store.js';
+export type { FolderRow } from '../../mailstore/folder-store.js';
 export type { SummaryRow } from './summaries.js';
 
 /**
@@ -29,13 +31,18 @@ export type { SummaryRow } from './summaries.js';
  * (REST, IMAP, webhooks) share one state. The one query that differs by database, the full-text
  * match, is chosen here from the connection's backend (ports.ts).
  */
-export function createFolderMessages({ db, store, markers, clock, service, changes }: {
+export function createFolderMessages({ db, store, markers, clock, service, changes, training }: {
   db: Db; store: EmailStore; markers: Markers; clock: Clock; service: EmailService;
   /** Told of every committed change made here (IDLE wakes on it); reads and deletes tell it through the service. */
   changes?: MailChanges;
+  /**
+   * The spam filter's training (src/spam/training.ts): moves and copies into Junk, APPEND into
+   * Junk and $Junk train spam; moves out of Junk (not to Trash) and $NotJunk train ham.
+   */
+  training?: SpamTraining;
 }) {
   const search = backendOf(db).choose({ sqlite: sqliteFolderSearch, postgres: postgresFolderSearch });
-  const deps: FolderDeps = { db, store, markers, clock, service, search, changed: (mailboxId) => changes?.committed([mailboxId]) };
+  const deps: FolderDeps = { db, store, markers, clock, service, search, changed: (mailboxId) => changes?.committed([mailboxId]), training: folderTraining(training) };
   return {
     ...entryQueries(deps),
     ...summaryQueries(db, store),

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { folderStore, type FolderRow } from '../folder-store.js';
+import { folderStore, type FolderRow } from '../../mailstore/folder-store.js';
 import type { FolderDeps } from './deps.js';
 
 /** The folders of a mailbox: list, create, delete, rename, subscribe, and the mailbox's quota. */

@@ -1,5 +1,6 @@
 import type { FolderRow } from '../../emails/folders/index.js';
-import { DEFAULT_FOLDERS } from '../../emails/folder-store.js';
+import { DEFAULT_FOLDERS } from '../../mailstore/folder-store.js';
+import type { Parser } from '../protocol/parser.js';
 import { MAX_LITERAL } from '../protocol/reader.js';
 import { DELIMITER, list, readStatusItems } from './list.js';
 import { ImapNo, type CommandSpec, type Session } from '../protocol/session.js';

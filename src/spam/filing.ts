@@ -1,0 +1,101 @@
+import { sql, type Kysely } from 'kysely';
+import { dialectOf } from '../db/dialect.js';
+import type { ClassifyStep, Delivery, Placement } from '../mailstore/steps.js';
+import { classifyBuiltin, verdictOf, type Candidate, type SenderRules } from './classify.js';
+import { senderRules } from './reputation.js';
+import type { SpamFilterMode } from './settings.js';
+import type { PreAcceptance, SpamVerdict } from './verdict.js';
+
+/** The folder junk is filed in, and its keyword (RFC 5788 / Thunderbird). */
+export const JUNK_FOLDER = 'Junk';
+export const JUNK_KEYWORD = '$Junk';
+export const NOT_JUNK_KEYWORD = '$NotJunk';
+
+/** What delivery knows of a message beyond its fields (carried on its Delivery from the envelope). */
+export interface Screening {
+  /** The SMTP side's pre-acceptance result (rspamd's verdict, or 'unavailable'). */
+  pre?: PreAcceptance;
+  /** Mail a logged-in owner sent (submission): not classified. */
+  skip?: boolean;
+}
+
+/** Verdicts by result in a stored batch (the storage thread reports them; /metrics counts them). */
+export interface VerdictCounts { ham: number; junk: number }
+
+/**
+ * The verdicts of candidates (DECISIONS.md section 18): `off` ham with filter "off"; `rspamd` its
+ * pre-acceptance verdict when it answered, else the builtin one with RSPAMD_UNAVAILABLE; `builtin`
+ * rules, sender policy and the learned model, the token lookups one statement per model.
+ */
+export async function giveVerdicts(
+  trx: Kysely<any>, items: Array<{ candidate: Candidate; screening: Screening }>, mode: SpamFilterMode, rules: SenderRules = senderRules,
+): Promise<SpamVerdict[]> {
+  const out: Array<SpamVerdict | null> = items.map(() => null);
+  const builtin: number[] = [];
+  items.forEach(({ screening }, i) => {
+    const rspamd = screening.pre?.rspamd;
+    if (mode === 'off') out[i] = verdictOf([], 'off');
+    else if (mode === 'rspamd' && rspamd && rspamd !== 'unavailable') out[i] = rspamd;
+    else builtin.push(i);
+  });
+  const given = await classifyBuiltin(trx, builtin.map((i) => items[i].candidate), rules);
+  builtin.forEach((i, k) => {
+    const v = given[k];
+    out[i] = mode === 'rspamd' ? { ...v, reasons: [...v.reasons, { rule: 'RSPAMD_UNAVAILABLE', score: 0 }] } : v;
+  });
+  return out as SpamVerdict[];
+}
+
+/** The candidate of a delivery for one recipient mailbox. */
+export const candidateOf = (d: Pick<Delivery, 'message'>, r: { tenantId: number; mailboxId: number }): Candidate => ({
+  tenantId: r.tenantId, mailboxId: r.mailboxId, auth: d.message.auth, subject: d.message.subject, fromEmail: d.message.fromEmail,
+  headers: d.message.headers, bodyText: d.message.bodyText, bodyHtml: d.message.bodyHtml,
+});
+
+/**
+ * The classify step of the delivery pipeline (src/mailstore/pipeline.ts, step 4): a verdict per
+ * recipient as its placement: junk to Junk with $Junk (the folder made again, with its special
+ * use, if the user deleted it), ham to INBOX; the verdict rides along as `spam` (the file step
+ * keeps it, and the trace header is put in front of the bytes as they are read: emails/files.ts).
+ * A logged-in owner's own mail is placed in INBOX unclassified.
+ */
+export function spamClassifyStep(mode: SpamFilterMode): ClassifyStep {
+  return async (trx, delivery, recipients, now) => {
+    const screening = (delivery as Delivery & { screening?: Screening }).screening ?? {};
+    if (screening.skip) return recipients.map((): Placement => ({ folder: 'INBOX', keywords: [] }));
+    const verdicts = await giveVerdicts(trx, recipients.map((r) => ({ candidate: candidateOf(delivery, r), screening })), mode);
+    const placements = verdicts.map((v): Placement => (v.verdict === 'junk'
+      ? { folder: JUNK_FOLDER, keywords: [JUNK_KEYWORD], spam: v } : { folder: 'INBOX', keywords: [], spam: v }));
+    for (const [i, p] of placements.entries()) {
+      if (p.folder !== JUNK_FOLDER) continue;
+      await sql`INSERT INTO folders (mailbox_id, name, special_use, created_at) VALUES (${recipients[i].mailboxId}, ${JUNK_FOLDER}, '\\Junk', ${now})
+        ON CONFLICT (mailbox_id, name) DO NOTHING`.execute(trx);
+    }
+    return placements;
+  };
+}
+
+/** Whether a placement's `spam` is a verdict of this filter (other steps may carry something else there). */
+export function isSpamVerdict(x: unknown): x is SpamVerdict {
+  const v = x as SpamVerdict | null;
+  return !!v && typeof v === 'object' && (v.verdict === 'ham' || v.verdict === 'junk') && Array.isArray(v.reasons) && typeof v.score === 'number' && typeof v.threshold === 'number';
+}
+
+/** Keeps the verdicts of stored copies (GET /v1/emails `spam`, the trace header), one statement per few hundred. */
+export async function saveVerdicts(trx: Kysely<any>, rows: Array<{ id: number; verdict: SpamVerdict }>): Promise<void> {
+  for (let i = 0; i < rows.length; i += 500) {
+    const part = rows.slice(i, i + 500);
+    if (dialectOf(trx) === 'postgres') {
+      await sql`INSERT INTO email_spam (email_id, verdict) SELECT * FROM unnest(${part.map((r) => r.id)}::bigint[], ${part.map((r) => JSON.stringify(r.verdict))}::text[])`.execute(trx);
+    } else {
+      await sql`INSERT INTO email_spam (email_id, verdict) SELECT j.value ->> 0, j.value ->> 1 FROM json_each(${JSON.stringify(part.map((r) => [r.id, JSON.stringify(r.verdict)]))}) AS j`.execute(trx);
+    }
+  }
+}
+
+/** The addresses a sent message went to: To (every address in the field), Cc and Bcc. */
+export function recipientsOfSent(m: { toEmail: string; cc: string[]; bcc: string[]; headers: Record<string, string | string[]> }): string[] {
+  const to = m.headers.to;
+  const listed = (Array.isArray(to) ? to.join(',') : String(to ?? '')).match(/[^\s<>,;"]+@[^\s<>,;"]+/g) ?? [];
+  return [m.toEmail, ...m.cc, ...m.bcc, ...listed].filter((a) => typeof a === 'string' && a.includes('@'));
+}
