@@ -24,6 +24,7 @@ import { createHttpApp } from './http/server.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { installSmtp } from './smtp/index.js';
+import { createSpamPolicy } from './spam/policy/index.js';
 import { installSubmission } from './submission/index.js';
 import { taskCronJobs } from './tasks/cron.js';
 import { postgresClaims, sqliteClaims } from './tasks/claims.js';
@@ -116,7 +117,8 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   // SRS bounces to forwarded mail resolve at RCPT like any recipient, so both inbound paths get this resolver.
   const bounces = createSrsBounces(core, aliases.resolve);
   const emails = installEmails(core, { resolve: bounces.resolve, events: webhooks.events, mailboxes }); // -> emails.ingest (Ingest)
-  const smtp = installSmtp(core, { resolve: bounces.resolve, ingest: emails.ingest, tls }, { parserThreads });
+  const spamPolicy = createSpamPolicy({ config, logger, registry: metrics.registry }); // before the 250 (section 18)
+  const smtp = installSmtp(core, { resolve: bounces.resolve, ingest: emails.ingest, tls, policy: spamPolicy }, { parserThreads });
   const outbound = installOutbound(core, { srs: bounces.srs, ingest: emails.ingest, resolve: bounces.resolve, testing: outboundTesting });
   const dns = installDns(core, { domains });
   const imap = installImap(core, { emails, tls });

@@ -1,0 +1,62 @@
+import type { Registry } from 'prom-client';
+import { Counter } from 'prom-client';
+import type { Config } from '../../config.js';
+import type { Logger } from '../../logger.js';
+import { createPromiseResolver } from '../../smtp/dns.js';
+import { DNSBL_LISTED } from '../../smtp/replies.js';
+import { createDnsbl } from './dnsbl.js';
+import type { AllowedSender, CountRejected, MessageDecision, PreAcceptancePolicy } from './types.js';
+
+/** What the policy is built from; `allowedSender` and `countRejected` come from the spam filter when it is wired. */
+export interface SpamPolicyDeps {
+  config: Readonly<Config>;
+  logger: Logger;
+  registry: Registry;
+  allowedSender?: AllowedSender;
+  countRejected?: CountRejected;
+}
+
+const POSTMASTER = /^postmaster@/i;
+
+/**
+ * Refusals counted as the verdict `rejected` until the spam filter's own verdict counter is wired
+ * in its place (`countRejected`).
+ */
+function ownRejectedCounter(registry: Registry): CountRejected {
+  const counter = new Counter({
+    name: 'mailstead_spam_rejected_total', help: 'Messages refused by spam policy before the 250 (verdict rejected), by check',
+    labelNames: ['check'] as const, registers: [registry],
+  });
+  return (check) => counter.inc({ check });
+}
+
+/**
+ * The spam policy before the 250 (DECISIONS.md section 18): DNSBL zones at RCPT (postmaster@
+ * exempt). Built even when it checks nothing, so the listener has one path.
+ */
+export function createSpamPolicy(deps: SpamPolicyDeps): PreAcceptancePolicy {
+  const { config } = deps;
+  const countRejected = deps.countRejected ?? ownRejectedCounter(deps.registry);
+  const resolver = createPromiseResolver(config.dnsServers);
+  const dnsbl = createDnsbl({ zones: config.dnsblZones, lookup: (name) => resolver.resolve4(name) });
+
+  return {
+    connected(remoteAddress) {
+      if (dnsbl.enabled) void dnsbl.listedIn(remoteAddress);
+    },
+
+    async recipient({ remoteAddress, address }) {
+      // RFC 5321 section 4.5.1: a listed sender can still reach a human about the listing.
+      if (!dnsbl.enabled || POSTMASTER.test(address)) return null;
+      const zone = await dnsbl.listedIn(remoteAddress);
+      if (!zone) return null;
+      countRejected('dnsbl');
+      deps.logger.info({ ip: remoteAddress, zone }, 'smtp client listed by a DNSBL');
+      return DNSBL_LISTED(zone);
+    },
+
+    async message(): Promise<MessageDecision> {
+      return {};
+    },
+  };
+}
