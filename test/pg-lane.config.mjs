@@ -194,5 +194,6 @@ export default {
     'test/web/webhooks.test.ts',
     // Spam policy before the 250 (DECISIONS.md section 18).
     'test/spam/policy/dnsbl.test.ts',
+    'test/spam/policy/dmarc.test.ts',
   ],
 };

@@ -2,8 +2,10 @@ import type { Registry } from 'prom-client';
 import { Counter } from 'prom-client';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../logger.js';
-import { createPromiseResolver } from '../../smtp/dns.js';
+import { createAuthenticator } from '../../smtp/auth.js';
+import { cachedLookup, createPromiseResolver } from '../../smtp/dns.js';
 import { DNSBL_LISTED } from '../../smtp/replies.js';
+import { createDmarcGate } from './dmarc.js';
 import { createDnsbl } from './dnsbl.js';
 import type { AllowedSender, CountRejected, MessageDecision, PreAcceptancePolicy } from './types.js';
 
@@ -17,6 +19,10 @@ export interface SpamPolicyDeps {
 }
 
 const POSTMASTER = /^postmaster@/i;
+/** How long the pre-acceptance verification of one message may take (then it is taken: a temporary error is no fail). */
+const DMARC_VERIFY_MS = 10_000;
+/** Until the spam filter's allow lists are wired in: no sender is allow-listed. */
+const NO_ALLOW_LIST: AllowedSender = async () => false;
 
 /**
  * Refusals counted as the verdict `rejected` until the spam filter's own verdict counter is wired
@@ -32,13 +38,20 @@ function ownRejectedCounter(registry: Registry): CountRejected {
 
 /**
  * The spam policy before the 250 (DECISIONS.md section 18): DNSBL zones at RCPT (postmaster@
- * exempt). Built even when it checks nothing, so the listener has one path.
+ * exempt), DMARC p=reject at the end of DATA. Built even when it checks nothing, so the listener
+ * has one path.
  */
 export function createSpamPolicy(deps: SpamPolicyDeps): PreAcceptancePolicy {
   const { config } = deps;
   const countRejected = deps.countRejected ?? ownRejectedCounter(deps.registry);
   const resolver = createPromiseResolver(config.dnsServers);
   const dnsbl = createDnsbl({ zones: config.dnsblZones, lookup: (name) => resolver.resolve4(name) });
+  const dmarc = createDmarcGate({
+    lookup: cachedLookup((name, rrtype) => resolver.resolve(name, rrtype) as Promise<string[][] | string[]>),
+    authenticate: createAuthenticator({ hostname: config.hostname, dnsServers: config.dnsServers, logger: deps.logger, timeoutMs: DMARC_VERIFY_MS }),
+    allowedSender: deps.allowedSender ?? NO_ALLOW_LIST,
+    logger: deps.logger,
+  });
 
   return {
     connected(remoteAddress) {
@@ -55,7 +68,16 @@ export function createSpamPolicy(deps: SpamPolicyDeps): PreAcceptancePolicy {
       return DNSBL_LISTED(zone);
     },
 
-    async message(): Promise<MessageDecision> {
+    async message(delivery): Promise<MessageDecision> {
+      // Authenticated submissions never come through here; the null sender's bounces are judged like any mail.
+      const refusal = await dmarc(delivery).catch((err: unknown) => {
+        deps.logger.warn({ err }, 'DMARC policy check failed; the message is taken');
+        return null;
+      });
+      if (refusal) {
+        countRejected('dmarc');
+        return { refuse: refusal };
+      }
       return {};
     },
   };
