@@ -195,5 +195,6 @@ export default {
     // Spam policy before the 250 (DECISIONS.md section 18).
     'test/spam/policy/dnsbl.test.ts',
     'test/spam/policy/dmarc.test.ts',
+    'test/spam/policy/rspamd.test.ts', // Debian's rspamd, started by test/helpers/rspamd.ts
   ],
 };

@@ -139,7 +139,8 @@ export function receiveMessage(deps: DataDeps, stream: SMTPServerDataStream, ses
         return finish(BACKLOG_FULL());
       }
       if (deps.policy) {
-        const decision = await deps.policy.message(delivery);
+        const clientHostname = session.clientHostname && !session.clientHostname.startsWith('[') ? session.clientHostname : null;
+        const decision = await deps.policy.message(delivery, { queueId, clientHostname });
         if (decision.refuse) {
           await spool.release();
           return finish(decision.refuse);

@@ -4,9 +4,10 @@ import type { Config } from '../../config.js';
 import type { Logger } from '../../logger.js';
 import { createAuthenticator } from '../../smtp/auth.js';
 import { cachedLookup, createPromiseResolver } from '../../smtp/dns.js';
-import { DNSBL_LISTED } from '../../smtp/replies.js';
+import { DNSBL_LISTED, RSPAMD_DEFER, RSPAMD_REJECT } from '../../smtp/replies.js';
 import { createDmarcGate } from './dmarc.js';
 import { createDnsbl } from './dnsbl.js';
+import { createRspamdCheck } from './rspamd.js';
 import type { AllowedSender, CountRejected, MessageDecision, PreAcceptancePolicy } from './types.js';
 
 /** What the policy is built from; `allowedSender` and `countRejected` come from the spam filter when it is wired. */
@@ -38,8 +39,9 @@ function ownRejectedCounter(registry: Registry): CountRejected {
 
 /**
  * The spam policy before the 250 (DECISIONS.md section 18): DNSBL zones at RCPT (postmaster@
- * exempt), DMARC p=reject at the end of DATA. Built even when it checks nothing, so the listener
- * has one path.
+ * exempt), DMARC p=reject at the end of DATA, and with MAILSTEAD_SPAM_FILTER=rspamd rspamd's
+ * verdict (its reject and defer actions refuse; the rest travels with the message to the classify
+ * step as `spam.rspamd`). Built even when it checks nothing, so the listener has one path.
  */
 export function createSpamPolicy(deps: SpamPolicyDeps): PreAcceptancePolicy {
   const { config } = deps;
@@ -52,6 +54,7 @@ export function createSpamPolicy(deps: SpamPolicyDeps): PreAcceptancePolicy {
     allowedSender: deps.allowedSender ?? NO_ALLOW_LIST,
     logger: deps.logger,
   });
+  const rspamd = config.spamFilter === 'rspamd' ? createRspamdCheck({ url: config.rspamdUrl, logger: deps.logger }) : null;
 
   return {
     connected(remoteAddress) {
@@ -68,17 +71,27 @@ export function createSpamPolicy(deps: SpamPolicyDeps): PreAcceptancePolicy {
       return DNSBL_LISTED(zone);
     },
 
-    async message(delivery): Promise<MessageDecision> {
-      // Authenticated submissions never come through here; the null sender's bounces are judged like any mail.
-      const refusal = await dmarc(delivery).catch((err: unknown) => {
-        deps.logger.warn({ err }, 'DMARC policy check failed; the message is taken');
-        return null;
-      });
+    async message(delivery, facts): Promise<MessageDecision> {
+      // Both asked at once: rspamd's answer is not worth waiting for after a DMARC refusal, nor before it.
+      const [refusal, outcome] = await Promise.all([
+        dmarc(delivery).catch((err: unknown) => {
+          deps.logger.warn({ err }, 'DMARC policy check failed; the message is taken');
+          return null;
+        }),
+        rspamd ? rspamd(delivery, facts) : null,
+      ]);
       if (refusal) {
         countRejected('dmarc');
         return { refuse: refusal };
       }
-      return {};
+      if (!outcome) return {};
+      if (outcome === 'unavailable') return { spam: { rspamd: 'unavailable' } };
+      if (outcome.action === 'reject') {
+        countRejected('rspamd');
+        return { refuse: RSPAMD_REJECT() };
+      }
+      if (outcome.action === 'defer') return { refuse: RSPAMD_DEFER() };
+      return { spam: { rspamd: outcome.verdict } };
     },
   };
 }

@@ -9,6 +9,14 @@ export interface RecipientFacts {
   address: string;
 }
 
+/** Facts of the transaction that the delivery does not carry. */
+export interface MessageFacts {
+  /** The id our Received: header gives the message (`<session>.<transaction>`). */
+  queueId: string;
+  /** The client's name from reverse DNS, when it has one. */
+  clientHostname: string | null;
+}
+
 /** What the end-of-DATA policy decided: refuse with this reply, or take the message with these facts. */
 export type MessageDecision = { refuse: SmtpReply } | { refuse?: undefined; spam?: PreAcceptance };
 
@@ -22,7 +30,7 @@ export interface PreAcceptancePolicy {
   /** After a recipient was accepted by the RCPT checks: a refusal, or null to take it. */
   recipient(facts: RecipientFacts): Promise<SmtpReply | null>;
   /** The whole message received, before it is committed and acknowledged. */
-  message(delivery: RawDelivery): Promise<MessageDecision>;
+  message(delivery: RawDelivery, facts: MessageFacts): Promise<MessageDecision>;
 }
 
 /** Counts a refusal by the policy as the verdict `rejected` in /metrics; `check` names what refused. */
