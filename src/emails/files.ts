@@ -10,6 +10,9 @@ import type { BlobStore } from '../ingest/blobs.js';
 import { composeApiMessage } from './compose.js';
 import { contentDisposition, LINK_TTL_MS, safeContentType, type LinkSigner } from './links.js';
 import type { EmailStore } from './store.js';
+import { spamStatusField, rewriteRaw } from '../spam/header.js';
+import { verdictOfEmail } from '../spam/verdicts.js';
+import { Readable as ReadableStream } from 'node:stream';
 
 
 /** A file to stream to the client. */
@@ -53,13 +56,21 @@ export function createEmailFiles({ db, store, blobs, signer, clock, publicUrl }:
       if (!e) throw notFound('Email not found');
       if (e.inbound_id !== null) {
         const src = await store.rawSource(db, e.inbound_id);
-        if (src?.raw) return { body: src.raw, size: src.raw.length };
+        // A classified copy is read with the spam filter's trace header in front (src/spam/header.ts).
+        const spam = await verdictOfEmail(db, e.id);
+        if (src?.raw) {
+          const body = spam ? rewriteRaw(src.raw, spam) : src.raw;
+          return { body, size: body.length };
+        }
         if (src?.raw_path) {
           const file = blobs.rawFile(src.raw_path);
           // Checked before the answer starts: a stream that fails after the headers can only cut the connection.
           const size = await stat(file).then((s) => s.size, () => null);
           if (size === null) throw notFound('Raw message file is missing from the data directory');
-          return { body: createReadStream(file), size };
+          if (!spam) return { body: createReadStream(file), size };
+          // A message too large to hold: the trace header goes in front as it streams (outside X-Spam-* fields stay).
+          const field = spamStatusField(spam);
+          return { body: ReadableStream.from((async function* () { yield field; yield* createReadStream(file); })()), size: size + field.length };
         }
       }
       // API and APPENDed mail: the bytes kept at first rendering (or given by APPEND), so they never change.
@@ -84,7 +95,9 @@ export function createEmailFiles({ db, store, blobs, signer, clock, publicUrl }:
   async function stableRaw(e: NonNullable<Awaited<ReturnType<EmailStore['get']>>>): Promise<Buffer> {
     const kept = await db.selectFrom('email_raw').select('raw').where('email_id', '=', e.id).executeTakeFirst();
     if (kept) return kept.raw;
-    const rendered = await render(e);
+    // API mail that was classified keeps its trace header in the kept bytes (an IMAP copy shares them).
+    const spam = await verdictOfEmail(db, e.id);
+    const rendered = spam ? rewriteRaw(await render(e), spam) : await render(e);
     await db.insertInto('email_raw').values({ email_id: e.id, raw: rendered }).onConflict((oc) => oc.column('email_id').doNothing()).execute();
     const now = (await db.selectFrom('email_raw').select('raw').where('email_id', '=', e.id).executeTakeFirst())?.raw ?? rendered;
     await store.saveImap(db, [{ email_id: e.id, ...imapSummary(now) }]);

@@ -14,6 +14,8 @@ import { folderStore, type FolderRow } from './folder-store.js';
 import type { Markers } from './markers.js';
 import type { EmailService } from './service.js';
 import type { EmailStore } from './store.js';
+import { flagTraining, moveTraining, type SpamClass, type SpamTraining, type TrainingEvent } from '../spam/training.js';
+import { copyVerdict } from '../spam/verdicts.js';
 import { INDEXED_BODY_CHARS, plainText, snippetOf } from './text.js';
 
 /** A message of a folder as a mail client keeps it: which row, its UID, flags and change marker. */
@@ -73,12 +75,29 @@ const entry = (r: EntryRow): FolderEntry => ({ id: r.id, uid: r.uid, flags: r.fl
  * UIDs. Reads and deletes of whole messages go through the email service, so the three faces
  * (REST, IMAP, webhooks) share one state.
  */
-export function createFolderMessages({ db, store, markers, clock, service, changes }: {
+export function createFolderMessages({ db, store, markers, clock, service, changes, training }: {
   db: Db; store: EmailStore; markers: Markers; clock: Clock; service: EmailService;
   /** Told of every committed change made here (IDLE wakes on it); reads and deletes tell it through the service. */
   changes?: MailChanges;
+  /**
+   * The spam filter's training (src/spam/training.ts): moves and copies into Junk, APPEND into
+   * Junk and $Junk train spam; moves out of Junk (not to Trash) and $NotJunk train ham, in the
+   * transaction of the change; other trainers are told once it committed.
+   */
+  training?: SpamTraining;
 }) {
   const changed = (mailboxId: number) => changes?.committed([mailboxId]);
+  /** Trains inside `trx` and answers what to tell the other trainers after the commit. */
+  async function train(trx: Db, tenantId: number, mailboxId: number, emailIds: number[], cls: SpamClass | null): Promise<TrainingEvent | null> {
+    if (!training || !cls || emailIds.length === 0) return null;
+    await training.train(trx, emailIds, cls);
+    return { tenantId, mailboxId, emailIds, cls };
+  }
+  const trained = (events: Array<TrainingEvent | null>) => { for (const e of events) if (e) training?.committed(e); };
+  /** The folder, tenant and stored flags of live messages of a mailbox, read before a change. */
+  const before = async (trx: Db, mailboxId: number, ids: number[]) => (ids.length === 0 ? new Map<number, { folder: string; tenant_id: number; flags: string }>()
+    : new Map((await trx.selectFrom('emails').select(['id', 'folder', 'tenant_id', 'flags']).where('id', 'in', listOf(trx, ids))
+      .where('mailbox_id', '=', mailboxId).where('deleted_at', 'is', null).execute()).map((r) => [r.id, r])));
   /** Reserves `n` UIDs in a folder; refuses a folder that does not exist. */
   async function reserve(trx: Db, mailboxId: number, folder: string, n: number): Promise<number> {
     const first = (await folderStore.reserveUids(trx, folder, new Map([[mailboxId, n]]))).get(mailboxId);
@@ -87,7 +106,7 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
   }
 
   /** One appended message's rows, inside the caller's transaction (markers ready); answers its UID. */
-  async function insertAppended(trx: Db, tenantId: number, mailboxId: number, folder: string, m: AppendInput): Promise<number> {
+  async function insertAppended(trx: Db, tenantId: number, mailboxId: number, folder: string, m: AppendInput): Promise<{ uid: number; id: number }> {
     const box = await trx.selectFrom('mailboxes').select(['quota_mb', 'used_bytes', 'address']).where('id', '=', mailboxId).executeTakeFirstOrThrow();
     if (!fits(box, m.raw.length)) throw new OverQuotaError('mailbox over quota');
     const uid = await reserve(trx, mailboxId, folder, 1);
@@ -112,7 +131,7 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
     await store.saveImap(trx, [{ email_id: id, ...m.imap }]);
     await store.indexFts(trx, [{ rowid: id, subject: m.subject, body: text.slice(0, INDEXED_BODY_CHARS), from_email: m.fromEmail, from_name: m.fromName ?? '' }]);
     await trx.updateTable('mailboxes').set({ used_bytes: sql`used_bytes + ${m.raw.length}` }).where('id', '=', mailboxId).execute();
-    return uid;
+    return { uid, id };
   }
 
   return {
@@ -170,8 +189,10 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
     async writeFlags(mailboxId: number, changes: Array<{ id: number; flags: string }>, unchangedSince?: number): Promise<Map<number, number>> {
       const done = new Map<number, number>();
       if (changes.length === 0) return done;
+      const events: Array<TrainingEvent | null> = [];
       await db.transaction().execute(async (trx) => {
         await markers.ready(trx);
+        const was = training ? await before(trx, mailboxId, changes.map((c) => c.id)) : new Map();
         for (const c of changes) {
           const marker = markers.next();
           let q = trx.updateTable('emails').set({ flags: c.flags, updated_seq: marker })
@@ -179,8 +200,14 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
           if (unchangedSince !== undefined) q = q.where('updated_seq', '<=', unchangedSince);
           if (Number((await q.executeTakeFirst()).numUpdatedRows) === 1) done.set(c.id, marker);
         }
+        // $Junk and $NotJunk set by a client (Thunderbird's buttons) train.
+        for (const cls of ['spam', 'ham'] as const) {
+          const ids = changes.filter((c) => done.has(c.id) && was.has(c.id) && flagTraining(was.get(c.id)!.flags, c.flags) === cls).map((c) => c.id);
+          if (ids.length > 0) events.push(await train(trx, was.get(ids[0])!.tenant_id, mailboxId, ids, cls));
+        }
         await markers.flush(trx);
       });
+      trained(events);
       if (done.size > 0) changed(mailboxId);
       return done;
     },
@@ -209,8 +236,15 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
     /** Moves messages to another folder of the mailbox: new UIDs there, one update each (not a deletion). */
     async move(mailboxId: number, ids: number[], folder: string): Promise<number[]> {
       const uids: number[] = [];
+      const events: Array<TrainingEvent | null> = [];
       await db.transaction().execute(async (trx) => {
         await markers.ready(trx);
+        // Into Junk trains spam, out of Junk (not to Trash) ham: judged by where each message was.
+        const was = training ? await before(trx, mailboxId, ids) : new Map();
+        for (const cls of ['spam', 'ham'] as const) {
+          const judged = ids.filter((id) => was.has(id) && moveTraining(was.get(id)!.folder, folder) === cls);
+          if (judged.length > 0) events.push(await train(trx, was.get(judged[0])!.tenant_id, mailboxId, judged, cls));
+        }
         const first = await reserve(trx, mailboxId, folder, ids.length);
         for (const [i, id] of ids.entries()) {
           await trx.updateTable('emails').set({ folder, uid: first + i, updated_seq: markers.next() })
@@ -219,6 +253,7 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
         }
         await markers.flush(trx);
       });
+      trained(events);
       changed(mailboxId);
       return uids;
     },
@@ -230,8 +265,15 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
      */
     async copy(mailboxId: number, ids: number[], folder: string): Promise<number[]> {
       const uids: number[] = [];
+      const events: Array<TrainingEvent | null> = [];
       await db.transaction().execute(async (trx) => {
         await markers.ready(trx);
+        // A copy into Junk trains spam (a copy out of it trains nothing: only a move says "not junk").
+        if (training && folder === 'Junk') {
+          const was = await before(trx, mailboxId, ids);
+          const judged = ids.filter((id) => was.has(id) && was.get(id)!.folder !== 'Junk');
+          if (judged.length > 0) events.push(await train(trx, was.get(judged[0])!.tenant_id, mailboxId, judged, 'spam'));
+        }
         const first = await reserve(trx, mailboxId, folder, ids.length);
         let nextId = await store.nextEmailId(trx);
         const now = clock.now();
@@ -247,6 +289,8 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
           await sql`INSERT INTO attachments (email_id, filename, content_type, size, content_id, disposition, sha256)
             SELECT ${newId}, filename, content_type, size, content_id, disposition, sha256 FROM attachments WHERE email_id = ${id} ORDER BY id`.execute(trx);
           await sql`INSERT INTO email_raw (email_id, raw) SELECT ${newId}, raw FROM email_raw WHERE email_id = ${id}`.execute(trx);
+          // The same bytes: the same spam trace header in front of them.
+          await copyVerdict(trx, id, newId);
           // The same bytes: the same summary (none yet for mail stored before summaries were kept).
           await sql`INSERT INTO email_imap (email_id, size, envelope, bodystructure)
             SELECT ${newId}, size, envelope, bodystructure FROM email_imap WHERE email_id = ${id}`.execute(trx);
@@ -258,6 +302,7 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
         if (added > 0) await trx.updateTable('mailboxes').set({ used_bytes: sql`used_bytes + ${added}` }).where('id', '=', mailboxId).execute();
         await markers.flush(trx);
       });
+      trained(events);
       changed(mailboxId);
       return uids;
     },
@@ -267,12 +312,16 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
      * kept as given; refuses with OverQuotaError when the quota has no room. Answers its UID.
      */
     async append(tenantId: number, mailboxId: number, folder: string, m: AppendInput): Promise<number> {
+      let event: TrainingEvent | null = null;
       const uid = await db.transaction().execute(async (trx) => {
         await markers.ready(trx);
-        const uid = await insertAppended(trx, tenantId, mailboxId, folder, m);
+        const { uid, id } = await insertAppended(trx, tenantId, mailboxId, folder, m);
+        // APPEND into Junk trains spam (a client filing what it judged junk).
+        if (folder === 'Junk') event = await train(trx, tenantId, mailboxId, [id], 'spam');
         await markers.flush(trx);
         return uid;
       });
+      trained([event]);
       changed(mailboxId);
       return uid;
     },

@@ -151,7 +151,8 @@ function readsOn(on: Queryable, plan: SearchPlanLimits) {
     searchAnyBeyond: async (match: string, f: ListFilter, pos: Position) => (await searchRows(on, plan, match, f, pos, 1)).length > 0,
     async get(tenantId: number, id: number): Promise<EmailRow | undefined> {
       const p = new Params();
-      const rows = await run(on, `SELECT ${LIST}, e.message_id, e.updated_seq, c.cc, c.bcc, c.headers, c.auth, c.body_text, c.body_html, c.inbound_id, e.flags
+      const rows = await run(on, `SELECT ${LIST}, e.message_id, e.updated_seq, c.cc, c.bcc, c.headers, c.auth, c.body_text, c.body_html, c.inbound_id, e.flags,
+        (SELECT verdict FROM email_spam WHERE email_id = e.id) AS spam
         FROM emails e JOIN email_contents c ON c.email_id = e.id WHERE e.id = ${p.add(id)}::bigint AND e.tenant_id = ${p.add(tenantId)}::bigint AND e.deleted_at IS NULL`, p);
       return rows.length ? rows[0] as unknown as EmailRow : undefined;
     },

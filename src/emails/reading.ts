@@ -1,6 +1,8 @@
 import { encodeListCursor, encodeSyncCursor } from './cursor.js';
 import { markerTime } from './markers.js';
 import { newestHitsSync, plainPrefix } from './search.js';
+import { withSpamStatus } from '../spam/header.js';
+import type { SpamVerdict } from '../spam/verdict.js';
 import { G, L, S, type AttachmentRow, type EmailReads, type EmailRow, type ListFilter, type ListRow, type Position, type SyncRow } from './store.js';
 
 /*
@@ -201,6 +203,8 @@ export function emailData(e: EmailRow, attachments: AttachmentRow[]) {
   const authText = e[G.auth];
   const auth = authText ? JSON.parse(authText) as Record<string, unknown> : {};
   const readAt = e[L.read_at];
+  const spamText = e[G.spam];
+  const spam = spamText ? JSON.parse(spamText) as SpamVerdict : null;
   return {
     ...listItem(e),
     message_id: e[G.message_id],
@@ -208,11 +212,12 @@ export function emailData(e: EmailRow, attachments: AttachmentRow[]) {
     bcc: JSON.parse(e[G.bcc]) as string[],
     body_text: e[G.body_text],
     body_html: e[G.body_html],
-    headers: JSON.parse(e[G.headers]) as Record<string, string | string[]>,
+    headers: spam ? withSpamStatus(JSON.parse(e[G.headers]) as Record<string, string | string[]>, spam) : JSON.parse(e[G.headers]) as Record<string, string | string[]>,
     auth: { spf: auth.spf ?? null, dkim: auth.dkim ?? null, dmarc: auth.dmarc ?? null },
     read_at: readAt === null ? null : iso(readAt),
     updated_at: iso(markerTime(e[G.updated_seq])),
     flags: visibleFlags(e[G.flags]),
+    spam,
     attachments: attachments.map((a) => ({
       id: a.id, filename: a.filename, content_type: a.content_type, size: a.size, content_id: a.content_id, disposition: a.disposition,
     })),

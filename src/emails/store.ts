@@ -291,7 +291,7 @@ export const readQueries = {
   /** A live email of the tenant with its contents. */
   get(tenantId: number, id: number): RawQuery {
     return {
-      sql: `select ${LIST_SQL}, "e"."message_id", "e"."updated_seq", "c"."cc", "c"."bcc", "c"."headers", "c"."auth", "c"."body_text", "c"."body_html", "c"."inbound_id", "e"."flags" `
+      sql: `select ${LIST_SQL}, "e"."message_id", "e"."updated_seq", "c"."cc", "c"."bcc", "c"."headers", "c"."auth", "c"."body_text", "c"."body_html", "c"."inbound_id", "e"."flags", (select "verdict" from "email_spam" where "email_id" = "e"."id") as "spam" `
         + 'from "emails" as "e" inner join "email_contents" as "c" on "c"."email_id" = "e"."id" where "e"."id" = ? and "e"."tenant_id" = ? and "e"."deleted_at" is null',
       parameters: [id, tenantId],
     };
@@ -342,13 +342,15 @@ export interface HitRow {
 export type EmailRow = [
   ...ListRow, message_id: string, updated_seq: number, cc: string, bcc: string, headers: string, auth: string | null,
   body_text: string | null, body_html: string | null, inbound_id: number | null, flags: string,
+  /** The spam verdict's JSON (src/spam), null for mail never classified. */
+  spam: string | null,
 ];
 
 /** An attachment's metadata: its row without the email it belongs to. */
 export type AttachmentRow = Omit<Selectable<AttachmentsTable>, 'email_id'>;
 
 /** Positions of an EmailRow's own fields. */
-export const G = { message_id: 12, updated_seq: 13, cc: 14, bcc: 15, headers: 16, auth: 17, body_text: 18, body_html: 19, inbound_id: 20, flags: 21 } as const;
+export const G = { message_id: 12, updated_seq: 13, cc: 14, bcc: 15, headers: 16, auth: 17, body_text: 18, body_html: 19, inbound_id: 20, flags: 21, spam: 22 } as const;
 
 /** A change as sync reads it: the list fields, then deletion time and marker. */
 export type SyncRow = [...ListRow, deleted_at: number | null, updated_seq: number];

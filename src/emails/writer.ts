@@ -24,6 +24,11 @@ export interface Copy {
    * which a message sent to oneself also delivers to INBOX). Absent: delivered to INBOX.
    */
   filedIn?: string;
+  /**
+   * Bytes put in front of the message's own when it is read (the spam filter's trace header,
+   * src/spam/header.ts): counted in `size` already, added here to IMAP's RFC822.SIZE of the bytes.
+   */
+  prefixBytes?: number;
 }
 
 /** A stored copy. */
@@ -152,7 +157,7 @@ export function createEmailWriter({ store, markers, clock }: { store: EmailStore
           });
         }
         // Only raw SMTP mail carries a summary (made by the parser from the bytes IMAP serves).
-        if (m.imap && c.inboundId !== null) imap.push({ email_id: id, size: m.imap.size, envelope: m.imap.envelope, bodystructure: m.imap.bodystructure });
+        if (m.imap && c.inboundId !== null) imap.push({ email_id: id, size: m.imap.size + (c.prefixBytes ?? 0), envelope: m.imap.envelope, bodystructure: m.imap.bodystructure });
         fts.push({ rowid: id, subject: m.subject, body: texts[i].slice(0, INDEXED_BODY_CHARS), from_email: m.fromEmail, from_name: m.fromName ?? '' });
         created.push({ id, tenantId: c.tenantId, mailboxId: c.mailboxId, size: c.size, inboundId: c.inboundId });
       });

@@ -12,6 +12,7 @@ import { decodeMessage, type EncodedMessage } from './encoded-message.js';
 import { forwardRows } from '../outbound/rows.js';
 import { queueExternalOfRecord } from '../submission/commit.js';
 import { setAside } from './set-aside.js';
+import { classifyCopies, type Screening, type VerdictCounts } from '../spam/filing.js';
 
 const MB = 1024 * 1024;
 
@@ -81,6 +82,8 @@ export interface Prepared {
   size: number;
   /** The raw file of SMTP mail kept outside its row, removed once nothing references it. */
   rawPath: string | null;
+  /** What the spam filter is told of it beyond its fields; `skip` for mail a logged-in owner sent (submission). */
+  screening?: Screening & { skip?: boolean };
 }
 
 
@@ -109,6 +112,8 @@ export interface StoreResult {
   forwarded: number;
   /** The mailboxes that got mail (their idling IMAP sessions are woken). */
   mailboxIds: number[];
+  /** Spam verdicts given to the stored copies, by result (/metrics). */
+  verdicts: VerdictCounts;
 }
 
 /** API rows of the queue as Prepared messages (their JSON is parsed here, off the accepting thread). */
@@ -177,6 +182,8 @@ export async function storeBatch(
   const copies: Copy[] = [];
   /** Per copy: the filed target it stores (a submission's Sent copy), and the queued message it came from. */
   const filedOf: Array<{ filed: FiledCopy; from: Prepared } | undefined> = [];
+  /** Per copy: the queued message it came from. */
+  const originOf: Prepared[] = [];
   for (const p of prepared) {
     const seen = new Set<number>();
     for (const t of p.targets) {
@@ -194,9 +201,16 @@ export async function storeBatch(
           ...(t.filed ? { filedIn: t.filed.folder } : {}),
         });
         filedOf.push(t.filed ? { filed: t.filed, from: p } : undefined);
+        originOf.push(p);
       }
     }
   }
+  // Delivered copies get a spam verdict before they are written (src/spam/filing.ts); filed Sent
+  // copies and a logged-in owner's own mail are not classified.
+  const filing = await classifyCopies(trx, copies, copies.map((_, i) => {
+    const from = originOf[i];
+    return filedOf[i] || from.screening?.skip ? null : from.screening ?? {};
+  }));
   const created = await writer.storeCopies(trx, copies);
   // A filed copy (a submission's Sent copy) is silent, counts for its sender's daily limit when its
   // record carries the count, and is what its external recipients' queue items came from.
@@ -206,6 +220,7 @@ export async function storeBatch(
   /** The filed copy stored of each queued message: the email its external recipients' items name. */
   const filedCopyOf = new Map<Prepared, number>();
   const aligned = alignCreated(copies, created);
+  const verdicts = await filing.file(aligned, now);
   for (const [i, c] of aligned.entries()) {
     const f = filedOf[i];
     if (!f || !c) continue;
@@ -266,5 +281,5 @@ export async function storeBatch(
       await store.bumpAttempts(trx, f.id, f.error);
     }
   }
-  return { unlink, stored: created.length, forwarded: forwards.length + submitted, mailboxIds: [...new Set(created.map((c) => c.mailboxId))] };
+  return { unlink, stored: created.length, forwarded: forwards.length + submitted, mailboxIds: [...new Set(created.map((c) => c.mailboxId))], verdicts };
 }

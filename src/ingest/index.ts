@@ -22,6 +22,7 @@ import { createPgIngestStore } from './pg-store.js';
 import { createPgBlobSweep } from './pg-sweep.js';
 import { createPgIngestWorker } from './pg-worker.js';
 import type { Ingest, QueuedRawParser, RawParser, RecipientResolver } from './types.js';
+import { countStoredVerdicts, registerSpamMetrics } from '../spam/metrics.js';
 import { createIngestWorker } from './worker.js';
 
 /** Cron job name of the hourly sweep of files no row names. */
@@ -53,7 +54,9 @@ export function createIngest(core: Core, deps: {
     db: core.db, store, blobs, thread, journal, clock: core.clock, logger: core.logger, parser: () => parser, queuedParser: () => queuedParser,
     onForwardsQueued: () => { for (const listener of forwardListeners) listener(); },
     onStored: deps.onStored,
+    onVerdicts: (v) => countStoredVerdicts(core.metrics.registry, v),
   });
+  registerSpamMetrics(core.metrics.registry);
   const acceptor = createAcceptor({
     db: core.db, store, blobs, resolve: deps.resolve, thread, journal, now: () => core.clock.now(), onCommitted: (rows) => worker.accepted('api', rows), onJournaled: () => worker.accepted('smtp'),
     inflowDelayMs: () => worker.inflowDelayMs(),
@@ -83,6 +86,7 @@ export function createIngest(core: Core, deps: {
       onHints: (h) => deps.events.notify(h),
       onForwardsQueued: () => { for (const listener of forwardListeners) listener(); },
       onStored: deps.onStored,
+      onVerdicts: (v) => countStoredVerdicts(core.metrics.registry, v),
     });
     const woken = pgWorker;
     const pgAcceptor = createPgAcceptor({ db: core.db, store: pgStore, resolve: deps.resolve, now: () => core.clock.now(), onCommitted: (smtp, api) => woken.accepted(smtp, api) });

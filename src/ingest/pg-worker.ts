@@ -16,6 +16,8 @@ import type { RawParser } from './types.js';
 import { BUSY_WINDOW_MS, DEFAULT_DRAIN_MS_PER_ROW, MAX_BACKLOG_MS, MAX_BURST_MS } from './pace.js';
 import { BATCH_BYTES } from './worker.js';
 import { createBlame, storeApart } from './isolate.js';
+import { screeningOf } from '../spam/screening.js';
+import type { VerdictCounts } from '../spam/filing.js';
 import { MAX_ATTEMPTS, noteFailure, retryDelayMs, type FailureNote } from './set-aside.js';
 
 /**
@@ -55,6 +57,8 @@ export function createPgIngestWorker(deps: {
   onHints(hints: QueuedHint[]): void;
   onForwardsQueued(): void;
   onStored?: (mailboxIds: number[]) => void;
+  /** Told after a stored batch of the spam verdicts its copies got (/metrics). */
+  onVerdicts?: (v: VerdictCounts) => void;
 }) {
   const { db, store, writer, files, clock, logger } = deps;
   const log = logger.child({ component: 'ingest' });
@@ -91,7 +95,7 @@ export function createPgIngestWorker(deps: {
     const recipients = targets.map((t) => ({ address: t.address, resolution: { kind: 'deliver' as const, tenantId: t.tenantId, mailboxIds: t.mailboxIds, forwards: t.forwards } }));
     if (!row.raw) throw new Error(`inbound row ${row.id} has no raw bytes`);
     const encoded = await deps.parser()!(row.raw, { ...envelope, recipients });
-    return { id: row.id, targets, encoded, mailFrom: envelope.mailFrom, size: row.size, rawPath: null };
+    return { id: row.id, targets, encoded, mailFrom: envelope.mailFrom, size: row.size, screening: screeningOf({ ...envelope, recipients: [] }), rawPath: null };
   }
 
   /** Whether a split whose every message fails counts them (isolate.ts). */
@@ -196,6 +200,7 @@ export function createPgIngestWorker(deps: {
     if (r) {
       try {
         if (r.mailboxIds.length > 0) deps.onStored?.(r.mailboxIds);
+        deps.onVerdicts?.(r.verdicts);
       } catch (err) {
         log.warn({ err }, 'a listener of stored mail failed');
       }

@@ -11,6 +11,8 @@ import { createBlame } from './isolate.js';
 import { storeInParts } from './split-batch.js';
 import { MAX_ATTEMPTS, retryDelayMs } from './set-aside.js';
 import type { IngestStore } from './store.js';
+import { screeningOf } from '../spam/screening.js';
+import type { VerdictCounts } from '../spam/filing.js';
 import type { QueuedRawParser, RawParser } from './types.js';
 
 /** Bytes of queued messages per batch (raw rows are loaded whole). */
@@ -45,6 +47,8 @@ export function createIngestWorker(deps: {
   onForwardsQueued?: () => void;
   /** Told after a stored batch of the mailboxes that got mail (committed now: IMAP IDLE announces it). */
   onStored?: (mailboxIds: number[]) => void;
+  /** Told after a stored batch of the spam verdicts its copies got (/metrics). */
+  onVerdicts?: (v: VerdictCounts) => void;
 }) {
   const { db, store, blobs, clock, logger } = deps;
   const log = logger.child({ component: 'ingest' });
@@ -71,7 +75,7 @@ export function createIngestWorker(deps: {
     else if (row.raw) encoded = await parse(row.raw, delivery);
     else if (queued) encoded = await queued(row.id, delivery);
     else throw new Error(`inbound row ${row.id} has no raw bytes`);
-    return { id: row.id, targets, encoded, mailFrom: envelope.mailFrom, size: row.size, rawPath: row.raw_path };
+    return { id: row.id, targets, encoded, mailFrom: envelope.mailFrom, size: row.size, screening: screeningOf(envelope), rawPath: row.raw_path };
   }
 
   /** Whether a split whose every message fails counts them (isolate.ts). */
@@ -160,10 +164,11 @@ export function createIngestWorker(deps: {
     let unlink: string[];
     let forwarded: number;
     let mailboxIds: number[];
+    let verdicts: VerdictCounts;
     let smtpDone = b.prepared.length + b.failed.filter((f) => f.final).length;
     let retry: Array<{ id: number; attempts: number }> = [];
     try {
-      ({ unlink, forwarded, mailboxIds } = await deps.thread.store({ apiIds: b.apiIds, prepared: b.prepared, failed: b.failed }));
+      ({ unlink, forwarded, mailboxIds, verdicts } = await deps.thread.store({ apiIds: b.apiIds, prepared: b.prepared, failed: b.failed }));
       blame.stored();
     } catch (err) {
       if (stopped) { release(b.picked); throw err; }
@@ -171,7 +176,7 @@ export function createIngestWorker(deps: {
       try {
         const apart = await storeInParts(b, { thread: deps.thread, blame, stopping: () => stopped, log });
         if (!apart) throw err;
-        ({ unlink, forwarded, mailboxIds } = apart.result);
+        ({ unlink, forwarded, mailboxIds, verdicts } = apart.result);
         ({ smtpDone, retry } = apart);
       } catch (e) {
         // Every message failed and none was counted (the database's fault, isolate.ts): they wait
@@ -184,6 +189,7 @@ export function createIngestWorker(deps: {
     // Committed: announce at once (a listener's failure must not make the batch look unstored).
     try {
       if (mailboxIds.length > 0) deps.onStored?.(mailboxIds);
+      deps.onVerdicts?.(verdicts);
     } catch (err) {
       log.warn({ err }, 'a listener of stored mail failed');
     }

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from '../db/connection.js';
 import { dialectOf } from '../db/dialect.js';
 
@@ -15,6 +16,8 @@ export interface ClaimedDelivery {
   secret: string;
   previous_secret: string | null;
   previous_secret_until: number | null;
+  /** The email's spam verdict JSON (src/spam), null when never classified. */
+  spam_verdict: string | null;
 }
 
 /** One attempt for the log. */
@@ -75,7 +78,8 @@ export function createDeliveryStore() {
         if (claimed.length === 0) continue;
         out.push(...await db.selectFrom('webhook_deliveries as d').innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
           .select(['d.id', 'd.webhook_id', 'd.event_type', 'd.email_id', 'd.mailbox_id', 'd.event_at', 'd.attempts', 'd.final_attempt',
-            'w.url', 'w.secret', 'w.previous_secret', 'w.previous_secret_until'])
+            'w.url', 'w.secret', 'w.previous_secret', 'w.previous_secret_until',
+            sql<string | null>`(SELECT verdict FROM email_spam WHERE email_id = d.email_id)`.as('spam_verdict')])
           .where('d.id', 'in', claimed.map((c) => c.id)).execute());
       }
       return out;

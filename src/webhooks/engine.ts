@@ -226,7 +226,7 @@ export function createDeliveryEngine(deps: {
       const secrets = [d.secret];
       if (d.previous_secret && d.previous_secret_until !== null && d.previous_secret_until > now) secrets.push(d.previous_secret);
       req = signedRequest({
-        deliveryId: d.id, event: d.event_type, eventAt: d.event_at, emailId: d.email_id, mailboxId: d.mailbox_id,
+        deliveryId: d.id, event: d.event_type, eventAt: d.event_at, emailId: d.email_id, mailboxId: d.mailbox_id, spamVerdict: d.spam_verdict,
         timestamp: Math.floor(attemptedAt / 1000), secrets,
       });
     } catch (err) {

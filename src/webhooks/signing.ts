@@ -23,6 +23,15 @@ export interface SignedRequest {
   headers: Record<string, string>;
 }
 
+/**
+ * `folder` and `spam_verdict` of an email.received payload (DECISIONS.md section 18): junk was
+ * filed in Junk, everything else in INBOX, as delivery decided (a later move does not change it).
+ */
+function receivedFiling(verdictJson: string | null): { folder: string; spam_verdict: 'ham' | 'junk' | null } {
+  const verdict = verdictJson ? (JSON.parse(verdictJson) as { verdict: 'ham' | 'junk' }).verdict : null;
+  return { folder: verdict === 'junk' ? 'Junk' : 'INBOX', spam_verdict: verdict };
+}
+
 /** The User-Agent of every delivery. */
 export const USER_AGENT = 'Mailstead-Webhooks/1.0';
 
@@ -33,8 +42,12 @@ export const USER_AGENT = 'Mailstead-Webhooks/1.0';
  */
 export function signedRequest(o: {
   deliveryId: number; event: string; eventAt: number; emailId: number; mailboxId: number; timestamp: number; secrets: string[];
+  /** email.received: the copy's spam verdict JSON (null: never classified), which says where it was filed. */
+  spamVerdict?: string | null;
 }): SignedRequest {
-  const body = JSON.stringify({ event: o.event, timestamp: Math.floor(o.eventAt / 1000), data: { email_id: o.emailId, mailbox_id: o.mailboxId } });
+  const data: Record<string, unknown> = { email_id: o.emailId, mailbox_id: o.mailboxId };
+  if (o.event === 'email.received') Object.assign(data, receivedFiling(o.spamVerdict ?? null));
+  const body = JSON.stringify({ event: o.event, timestamp: Math.floor(o.eventAt / 1000), data });
   const id = String(o.deliveryId);
   return {
     body,

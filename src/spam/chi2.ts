@@ -1,0 +1,62 @@
+/**
+ * Robinson-Fisher chi-square combining, as SpamBayes and bogofilter do it: each feature's spam
+ * probability smoothed toward 0.5 by how often it was seen (Gary Robinson's f(w)), the most telling
+ * ones combined by Fisher's method into a spam and a ham indication, and the two into one
+ * probability in [0, 1] that says "unsure" (near 0.5) when the evidence disagrees.
+ */
+
+/** Feature counts: in how many spam and ham messages a feature occurred. */
+export interface Counts { spam: number; ham: number }
+
+/** Strength of the prior (SpamBayes' unknown_word_strength) and its value. */
+const STRENGTH = 0.45;
+const PRIOR = 0.5;
+/** Features whose probability is this close to 0.5 say nothing and are left out. */
+const MIN_DEVIATION = 0.1;
+/** At most this many features combine (the most extreme ones). */
+const MAX_CLUES = 150;
+
+/** P(chi2 >= x2) with v (even) degrees of freedom. */
+export function chi2Q(x2: number, v: number): number {
+  const m = x2 / 2;
+  let sum = Math.exp(-m);
+  let term = sum;
+  for (let i = 1; i < v / 2; i++) {
+    term *= m / i;
+    sum += term;
+  }
+  return Math.min(sum, 1);
+}
+
+/** Robinson's smoothed spam probability of a feature. */
+export function featureProbability(c: Counts, totalSpam: number, totalHam: number): number {
+  const n = c.spam + c.ham;
+  if (n === 0 || totalSpam === 0 || totalHam === 0) return PRIOR;
+  const spamRatio = Math.min(1, c.spam / totalSpam);
+  const hamRatio = Math.min(1, c.ham / totalHam);
+  const p = spamRatio / (spamRatio + hamRatio);
+  return (STRENGTH * PRIOR + n * p) / (STRENGTH + n);
+}
+
+/** The combined spam probability of a message's known features, and how many took part. */
+export function combine(counts: Counts[], totalSpam: number, totalHam: number): { probability: number; clues: number } {
+  const probs: number[] = [];
+  for (const c of counts) {
+    const f = featureProbability(c, totalSpam, totalHam);
+    if (Math.abs(f - 0.5) >= MIN_DEVIATION) probs.push(f);
+  }
+  if (probs.length === 0) return { probability: 0.5, clues: 0 };
+  probs.sort((a, b) => Math.abs(b - 0.5) - Math.abs(a - 0.5));
+  const clues = probs.slice(0, MAX_CLUES);
+  let lnS = 0;
+  let lnH = 0;
+  for (const f of clues) {
+    const p = Math.min(Math.max(f, 1e-6), 1 - 1e-6);
+    lnS += Math.log(1 - p);
+    lnH += Math.log(p);
+  }
+  const n = clues.length;
+  const s = 1 - chi2Q(-2 * lnS, 2 * n);
+  const h = 1 - chi2Q(-2 * lnH, 2 * n);
+  return { probability: (s - h + 1) / 2, clues: n };
+}

@@ -1,0 +1,110 @@
+import type { Kysely } from 'kysely';
+import type { AuthResults } from '../ingest/types.js';
+import { dmarcQuarantine, fromAuthenticates } from './authenticated.js';
+import { combine, type Counts } from './chi2.js';
+import { spamModelStore, TENANT_MODEL } from './model-store.js';
+import { featureIds, type TokenSource } from './tokens.js';
+import type { SpamReason, SpamVerdict } from './verdict.js';
+
+/** Score at which a message is junk (SpamAssassin's scale, so the trace header reads as usual). */
+export const THRESHOLD = 5;
+/** Messages of each class a model needs before it is used: below, the tenant's, else rules alone. */
+export const MIN_TRAINED = 10;
+/** Points per unit of Bayes probability away from 0.5: probability 0.95 alone reaches THRESHOLD. */
+const BAYES_WEIGHT = 11.2;
+
+/** A message for one mailbox, as the filter sees it. */
+export interface Candidate extends TokenSource {
+  tenantId: number;
+  mailboxId: number;
+  auth: AuthResults | null;
+}
+
+/**
+ * What the sender policy (allow and block lists, known correspondents) says of a candidate: reasons
+ * that apply before and beside the learned model. Supplied by lists.ts and reputation.ts.
+ */
+export type SenderRules = (db: Kysely<any>, candidates: Candidate[]) => Promise<SpamReason[][]>;
+
+const round = (n: number) => Math.round(n * 100) / 100;
+
+/** A verdict from its reasons: the score is their sum, junk iff it reaches the threshold. */
+export function verdictOf(reasons: SpamReason[], filter: SpamVerdict['filter'] = 'builtin', threshold = THRESHOLD): SpamVerdict {
+  const score = round(reasons.reduce((s, r) => s + r.score, 0));
+  return { verdict: score >= threshold ? 'junk' : 'ham', score, threshold, filter, reasons };
+}
+
+/** The conservative rules: only authentication evidence, never enough alone to make ordinary mail junk. */
+function ruleReasons(c: Candidate): SpamReason[] {
+  const out: SpamReason[] = [];
+  const auth = c.auth;
+  if (dmarcQuarantine(auth)) out.push({ rule: 'DMARC_QUARANTINE', score: THRESHOLD, detail: 'DMARC failed under p=quarantine' });
+  else if (auth?.dmarc?.result === 'fail') out.push({ rule: 'DMARC_FAIL', score: 1, detail: 'DMARC failed (the domain publishes no enforcing policy)' });
+  if (auth?.spf?.result === 'fail') out.push({ rule: 'SPF_FAIL', score: 0.5 });
+  if (auth && fromAuthenticates(auth, c.fromEmail)) out.push({ rule: 'FROM_AUTHENTICATED', score: -0.1 });
+  return out;
+}
+
+/**
+ * Which model decides each candidate: its mailbox's once trained enough in both classes, else its
+ * tenant's, else none (rules alone: an untrained mailbox never misfiles on a guess).
+ */
+async function modelsOf(db: Kysely<any>, candidates: Candidate[]): Promise<Array<{ model: number; spam: number; ham: number } | null>> {
+  const byTenant = new Map<number, number[]>();
+  for (const c of candidates) byTenant.set(c.tenantId, [...(byTenant.get(c.tenantId) ?? []), c.mailboxId]);
+  const totals = new Map<number, Map<number, Counts>>();
+  for (const [tenantId, boxes] of byTenant) totals.set(tenantId, await spamModelStore.totals(db, tenantId, [...new Set(boxes)]));
+  const enough = (t: Counts | undefined) => t !== undefined && t.spam >= MIN_TRAINED && t.ham >= MIN_TRAINED;
+  return candidates.map((c) => {
+    const t = totals.get(c.tenantId)!;
+    const own = t.get(c.mailboxId);
+    if (enough(own)) return { model: c.mailboxId, ...own! };
+    const shared = t.get(TENANT_MODEL);
+    if (enough(shared)) return { model: TENANT_MODEL, ...shared! };
+    return null;
+  });
+}
+
+/** The Bayes reason of a probability. */
+function bayesReason(probability: number, clues: number, model: { model: number; spam: number; ham: number }): SpamReason {
+  const points = round(BAYES_WEIGHT * (probability - 0.5));
+  const which = model.model === TENANT_MODEL ? 'tenant model' : 'mailbox model';
+  return {
+    rule: probability >= 0.5 ? 'BAYES_SPAM' : 'BAYES_HAM', score: points,
+    detail: `probability ${probability.toFixed(3)} from ${clues} features (${which}: ${model.spam} spam, ${model.ham} ham trained)`,
+  };
+}
+
+/**
+ * The builtin filter's verdicts for a batch of candidates: rules, sender policy, and the learned
+ * model where one is trained. The token lookups of the batch are one statement per model.
+ */
+export async function classifyBuiltin(db: Kysely<any>, candidates: Candidate[], senderRules?: SenderRules): Promise<SpamVerdict[]> {
+  if (candidates.length === 0) return [];
+  const models = await modelsOf(db, candidates);
+  const tokens = candidates.map((c, i) => (models[i] ? featureIds(c) : []));
+  const wanted = new Map<string, { tenantId: number; model: number; tokens: Set<number> }>();
+  candidates.forEach((c, i) => {
+    const m = models[i];
+    if (!m) return;
+    const key = `${c.tenantId}:${m.model}`;
+    const entry = wanted.get(key) ?? { tenantId: c.tenantId, model: m.model, tokens: new Set<number>() };
+    for (const t of tokens[i]) entry.tokens.add(t);
+    wanted.set(key, entry);
+  });
+  const counts = new Map<string, Map<number, Counts>>();
+  for (const [key, w] of wanted) counts.set(key, await spamModelStore.counts(db, w.tenantId, w.model, [...w.tokens]));
+  const sender = senderRules ? await senderRules(db, candidates) : candidates.map(() => []);
+  return candidates.map((c, i) => {
+    const reasons = [...sender[i], ...ruleReasons(c)];
+    const m = models[i];
+    if (m) {
+      const known = counts.get(`${c.tenantId}:${m.model}`)!;
+      const list: Counts[] = [];
+      for (const t of tokens[i]) { const k = known.get(t); if (k) list.push(k); }
+      const { probability, clues } = combine(list, m.spam, m.ham);
+      if (clues > 0) reasons.push(bayesReason(probability, clues, m));
+    }
+    return verdictOf(reasons);
+  });
+}

@@ -1,0 +1,13 @@
+import type { Envelope } from '../ingest/message.js';
+import type { Screening } from './filing.js';
+import type { PreAcceptance } from './verdict.js';
+
+/**
+ * What the classify step takes from a queued SMTP envelope: the SMTP side's pre-acceptance result
+ * (`spam`, when spam policy ran before the 250), and whether a logged-in owner sent it
+ * (submission: not classified).
+ */
+export function screeningOf(envelope: Envelope): Screening & { skip?: boolean } {
+  const pre = (envelope as Envelope & { spam?: PreAcceptance }).spam;
+  return { ...(pre ? { pre } : {}), ...(envelope.authenticated ? { skip: true } : {}) };
+}

@@ -1,0 +1,105 @@
+/**
+ * The features the builtin classifier counts (DECISIONS.md section 18): words of the subject and
+ * body, OSB token pairs (orthogonal sparse bigrams, as rspamd and CRM114 use: each word paired with
+ * each of the next four, the gap part of the feature), a few header tokens (sender and reply
+ * domains, mailer, content type, list headers) and the hosts of links. Each feature is hashed to a
+ * 53-bit integer (exact in a JS number and in a bigint column), so the token table is narrow.
+ */
+
+/** What tokenising needs of a message: the fields both a delivery and a stored email have. */
+export interface TokenSource {
+  subject: string;
+  fromEmail: string;
+  headers: Record<string, string | string[]>;
+  bodyText: string | null;
+  bodyHtml: string | null;
+}
+
+/** Body words read at most (a long message's start decides; cost stays bounded). */
+const MAX_WORDS = 1500;
+/** Words paired into OSB features (the pairs cost four features a word). */
+const MAX_OSB_WORDS = 400;
+const OSB_WINDOW = 4;
+const WORD = /[\p{L}\p{N}$€£%!'_-]+/gu;
+const URL_HOST = /\bhttps?:\/\/([a-z0-9.-]+)/gi;
+
+/** cyrb53: a fast 53-bit string hash (public domain), uniform enough for feature counting. */
+export function hash53(s: string): number {
+  let h1 = 0xdeadbeef;
+  let h2 = 0x41c6ce57;
+  for (let i = 0; i < s.length; i++) {
+    const ch = s.charCodeAt(i);
+    h1 = Math.imul(h1 ^ ch, 2654435761);
+    h2 = Math.imul(h2 ^ ch, 1597334677);
+  }
+  h1 = Math.imul(h1 ^ (h1 >>> 16), 2246822507) ^ Math.imul(h2 ^ (h2 >>> 13), 3266489909);
+  h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
+  return 4294967296 * (2097151 & h2) + (h1 >>> 0);
+}
+
+/** HTML as text for tokenising: tags out, the link targets kept (their hosts are features). */
+function htmlText(html: string): string {
+  return html.replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ').replace(/<[^>]*>/g, ' ').replace(/&nbsp;/gi, ' ').replace(/&[a-z]+;/gi, ' ');
+}
+
+const first = (v: string | string[] | undefined): string => (Array.isArray(v) ? v[0] ?? '' : v ?? '');
+const domainOf = (address: string): string => address.slice(address.lastIndexOf('@') + 1).replace(/[>\s].*$/, '').toLowerCase();
+
+/** Words fit to count: not too short or long, numbers folded to their length (prices and ids vary). */
+function words(text: string, limit: number): string[] {
+  const out: string[] = [];
+  for (const m of text.toLowerCase().matchAll(WORD)) {
+    let w = m[0];
+    if (w.length < 2) continue;
+    if (w.length > 24) w = `long:${w.slice(0, 6)}`;
+    else if (/^\d+$/.test(w)) w = `num:${w.length}`;
+    out.push(w);
+    if (out.length >= limit) break;
+  }
+  return out;
+}
+
+/** The message's features as strings (distinct); `featureIds` hashes them. */
+export function features(m: TokenSource): string[] {
+  const set = new Set<string>();
+  for (const w of words(m.subject, 50)) set.add(`s:${w}`);
+  const from = domainOf(m.fromEmail);
+  if (from) {
+    set.add(`fd:${from}`);
+    set.add(`fa:${m.fromEmail.toLowerCase()}`);
+  }
+  const replyTo = first(m.headers['reply-to']);
+  if (replyTo) set.add(`rd:${domainOf(replyTo)}`);
+  const mailer = first(m.headers['x-mailer']) || first(m.headers['user-agent']);
+  if (mailer) for (const w of words(mailer, 4)) set.add(`xm:${w}`);
+  const type = first(m.headers['content-type']).split(';')[0].trim().toLowerCase();
+  if (type) set.add(`ct:${type}`);
+  for (const name of ['list-id', 'list-unsubscribe', 'precedence', 'in-reply-to', 'references', 'x-priority', 'importance']) {
+    if (m.headers[name] !== undefined) set.add(`h:${name}`);
+  }
+  const messageId = first(m.headers['message-id']);
+  if (messageId.includes('@')) set.add(`mid:${domainOf(messageId)}`);
+  if (!m.bodyText && m.bodyHtml) set.add('meta:html-only');
+  const html = m.bodyHtml ?? '';
+  const text = m.bodyText ?? htmlText(html);
+  for (const source of [text, html]) {
+    for (const u of source.matchAll(URL_HOST)) {
+      const host = u[1].toLowerCase().replace(/\.$/, '');
+      set.add(`u:${host}`);
+      const labels = host.split('.');
+      if (labels.length > 2) set.add(`u:${labels.slice(-2).join('.')}`);
+    }
+  }
+  const body = words(text, MAX_WORDS);
+  for (const w of body) set.add(w);
+  const n = Math.min(body.length, MAX_OSB_WORDS);
+  for (let i = 0; i < n; i++) {
+    for (let d = 1; d <= OSB_WINDOW && i + d < n; d++) set.add(`o${d}:${body[i]} ${body[i + d]}`);
+  }
+  return [...set];
+}
+
+/** The message's features hashed (distinct). */
+export function featureIds(m: TokenSource): number[] {
+  return [...new Set(features(m).map(hash53))];
+}
