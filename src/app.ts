@@ -25,6 +25,7 @@ import { createLogger, type Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { installSmtp } from './smtp/index.js';
 import { createSpamPolicy } from './spam/policy/index.js';
+import { allowedSender } from './spam/lists.js';
 import { installSubmission } from './submission/index.js';
 import { taskCronJobs } from './tasks/cron.js';
 import { postgresClaims, sqliteClaims } from './tasks/claims.js';
@@ -117,7 +118,8 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   // SRS bounces to forwarded mail resolve at RCPT like any recipient, so both inbound paths get this resolver.
   const bounces = createSrsBounces(core, aliases.resolve);
   const emails = installEmails(core, { resolve: bounces.resolve, events: webhooks.events, mailboxes }); // -> emails.ingest (Ingest)
-  const spamPolicy = createSpamPolicy({ config, logger, registry: metrics.registry }); // before the 250 (section 18)
+  // Before the 250 (section 18): a DMARC reject is waived for senders on a recipient tenant's allow list.
+  const spamPolicy = createSpamPolicy({ config, logger, registry: metrics.registry, allowedSender: (tenantIds, from) => allowedSender(db, tenantIds, from) });
   const smtp = installSmtp(core, { resolve: bounces.resolve, ingest: emails.ingest, tls, policy: spamPolicy }, { parserThreads });
   const outbound = installOutbound(core, { srs: bounces.srs, ingest: emails.ingest, resolve: bounces.resolve, testing: outboundTesting });
   const dns = installDns(core, { domains });

@@ -1,7 +1,7 @@
 import type { Registry } from 'prom-client';
-import { Counter } from 'prom-client';
 import type { Config } from '../../config.js';
 import type { Logger } from '../../logger.js';
+import { countSpamVerdict } from '../metrics.js';
 import { createAuthenticator } from '../../smtp/auth.js';
 import { cachedLookup, createPromiseResolver } from '../../smtp/dns.js';
 import { DNSBL_LISTED, RSPAMD_DEFER, RSPAMD_REJECT } from '../../smtp/replies.js';
@@ -10,7 +10,7 @@ import { createDnsbl } from './dnsbl.js';
 import { createRspamdCheck } from './rspamd.js';
 import type { AllowedSender, CountRejected, MessageDecision, PreAcceptancePolicy } from './types.js';
 
-/** What the policy is built from; `allowedSender` and `countRejected` come from the spam filter when it is wired. */
+/** What the policy is built from; `allowedSender` is the spam filter's allow lists (none when left out). */
 export interface SpamPolicyDeps {
   config: Readonly<Config>;
   logger: Logger;
@@ -25,17 +25,8 @@ const DMARC_VERIFY_MS = 10_000;
 /** Until the spam filter's allow lists are wired in: no sender is allow-listed. */
 const NO_ALLOW_LIST: AllowedSender = async () => false;
 
-/**
- * Refusals counted as the verdict `rejected` until the spam filter's own verdict counter is wired
- * in its place (`countRejected`).
- */
-function ownRejectedCounter(registry: Registry): CountRejected {
-  const counter = new Counter({
-    name: 'mailstead_spam_rejected_total', help: 'Messages refused by spam policy before the 250 (verdict rejected), by check',
-    labelNames: ['check'] as const, registers: [registry],
-  });
-  return (check) => counter.inc({ check });
-}
+/** Refusals counted as the verdict `rejected` of the spam filter's counter (mailstead_spam_verdicts_total). */
+const rejectedCounter = (registry: Registry): CountRejected => () => countSpamVerdict(registry, 'rejected');
 
 /**
  * The spam policy before the 250 (DECISIONS.md section 18): DNSBL zones at RCPT (postmaster@
@@ -45,7 +36,7 @@ function ownRejectedCounter(registry: Registry): CountRejected {
  */
 export function createSpamPolicy(deps: SpamPolicyDeps): PreAcceptancePolicy {
   const { config } = deps;
-  const countRejected = deps.countRejected ?? ownRejectedCounter(deps.registry);
+  const countRejected = deps.countRejected ?? rejectedCounter(deps.registry);
   const resolver = createPromiseResolver(config.dnsServers);
   const dnsbl = createDnsbl({ zones: config.dnsblZones, lookup: (name) => resolver.resolve4(name) });
   const dmarc = createDmarcGate({

@@ -4,17 +4,19 @@ import { cachedLookup, createPromiseResolver } from '../../../src/smtp/dns.js';
 import { createLogger } from '../../../src/logger.js';
 import { createDmarcGate, headerFromAddresses } from '../../../src/spam/policy/dmarc.js';
 import type { RawDelivery } from '../../../src/ingest/types.js';
+import { spamLists } from '../../../src/spam/lists.js';
 import { startTestApp } from '../../helpers/app.js';
+import { whoIs } from '../../helpers/mailboxes.js';
 import { provision, sendMail, waitForEmails } from '../../helpers/smtp.js';
 import { startZone, type Zone } from '../../dns/zone.js';
 
 const message = (from: string, subject: string) =>
   `From: Alice <${from}>\r\nTo: bob@dmarc.test\r\nSubject: ${subject}\r\nMessage-ID: <${subject.replace(/\W/g, '')}@client.example>\r\n\r\nHello.\r\n`;
 
-/** The refusals counted under `check`, or 0 when none was. */
-async function refusals(httpPort: number, check: string): Promise<number> {
+/** Messages refused before the 250 (the verdict `rejected` in /metrics), or 0. */
+async function refusals(httpPort: number): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith(`mailstead_spam_rejected_total{check="${check}"}`));
+  const line = text.split('\n').find((l) => l.startsWith('mailstead_spam_verdicts_total{result="rejected"}'));
   return line ? Number(line.split(' ').pop()) : 0;
 }
 
@@ -57,9 +59,15 @@ test('DMARC fail under p=reject is refused at the end of DATA with 550 5.7.1 nam
   const sampled = await send('alice@sample.example', 'alice@sample.example', 'pct ten');
   t.is(sampled.code, 250, 'pct below 100 asks for the policy on a sample only: never refused');
 
-  t.is(await refusals(app.httpPort, 'dmarc'), 2);
+  t.is(await refusals(app.httpPort), 2);
   const stored = await waitForEmails(app, key, 3);
   t.deepEqual(stored.map((e) => e.subject).sort(), ['aligned spf', 'p none', 'pct ten']);
+
+  // An allow entry of the recipient's tenant waives the refusal (the lists' service, as the REST API stores entries).
+  const { tenantId } = await whoIs(app, key);
+  await spamLists.add(app.app.db, tenantId, { kind: 'allow', pattern: '@sender.example' }, Date.now());
+  t.is((await send('alice@sender.example', 'alice@sender.example', 'forged but allowed')).code, 250);
+  t.is(await refusals(app.httpPort), 2);
 });
 
 test('the gate looks up only the DMARC record when the policy is not reject, verifies when it is, and honours the allow list', async (t) => {

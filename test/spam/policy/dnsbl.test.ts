@@ -10,7 +10,7 @@ const message = (to: string, subject: string) =>
 /** The metric line of the DNSBL refusals, or 0 when none was counted. */
 async function dnsblRefusals(httpPort: number): Promise<number> {
   const text = await (await fetch(`http://127.0.0.1:${httpPort}/metrics`)).text();
-  const line = text.split('\n').find((l) => l.startsWith('mailstead_spam_rejected_total{check="dnsbl"}'));
+  const line = text.split('\n').find((l) => l.startsWith('mailstead_spam_verdicts_total{result="rejected"}'));
   return line ? Number(line.split(' ').pop()) : 0;
 }
 
