@@ -6,6 +6,10 @@ import { startTestApp } from '../../helpers/app.js';
 import { RSPAMD_TRIGGERS, startRspamd } from '../../helpers/rspamd.js';
 import { provision, sendMail, waitForEmails } from '../../helpers/smtp.js';
 
+// The classify step reads the filter from the environment (its storage thread inherits it), the
+// SMTP side from the configuration: every server of this file runs with rspamd.
+process.env.MAILSTEAD_SPAM_FILTER = 'rspamd';
+
 const message = (subject: string) =>
   `From: Alice <alice@sender.example>\r\nTo: bob@rspamd.test\r\nSubject: ${subject}\r\nDate: Sat, 28 Nov 2026 04:00:00 +0000\r\nMessage-ID: <${subject.replace(/\W/g, '')}@sender.example>\r\n\r\nA few words of an ordinary message body.\r\n`;
 
@@ -53,7 +57,8 @@ test('rspamd\'s actions before the 250: reject 550 5.7.1, greylist 451 4.7.1, ad
 
   t.is((await send(app.smtpPort, 'c@sender.example', `offer ${RSPAMD_TRIGGERS.addHeader}`)).code, 250);
   t.is((await send(app.smtpPort, 'd@sender.example', 'lunch on Friday')).code, 250);
-  await waitForEmails(app, key, 2);
+  const [inboxItem] = await waitForEmails(app, key, 1);
+  const [junkItem] = await waitForEmails(app, key, 1, 'folder=Junk');
 
   const junk = seen.get('c@sender.example')?.rspamd;
   t.true(typeof junk === 'object', 'the verdict travelled with the envelope');
@@ -66,6 +71,14 @@ test('rspamd\'s actions before the 250: reject 550 5.7.1, greylist 451 4.7.1, ad
   const ham = seen.get('d@sender.example')?.rspamd;
   t.like(ham, { verdict: 'ham', filter: 'rspamd', threshold: 15 });
   t.false(seen.has('a@sender.example') || seen.has('b@sender.example'), 'refused messages were never stored');
+
+  // The stored copies carry rspamd's verdict: junk in Junk, ham in INBOX.
+  const junkEmail = (await app.get(`/v1/emails/${junkItem.id}`, key)).body.data;
+  t.regex(junkEmail.subject, /^offer/);
+  t.like(junkEmail.spam, { verdict: 'junk', filter: 'rspamd', threshold: 15 });
+  const hamEmail = (await app.get(`/v1/emails/${inboxItem.id}`, key)).body.data;
+  t.is(hamEmail.subject, 'lunch on Friday');
+  t.like(hamEmail.spam, { verdict: 'ham', filter: 'rspamd' });
 });
 
 test('rspamd down or slower than 5 s: the message is taken, marked unavailable (the builtin verdict applies)', async (t) => {
@@ -83,6 +96,10 @@ test('rspamd down or slower than 5 s: the message is taken, marked unavailable (
   t.is((await send(down.app.smtpPort, 'down@sender.example', 'rspamd is down')).code, 250);
   await waitForEmails(down.app, down.key, 1);
   t.deepEqual(down.seen.get('down@sender.example'), { rspamd: 'unavailable' });
+  const [stored] = await waitForEmails(down.app, down.key, 1);
+  const email = (await down.app.get(`/v1/emails/${stored.id}`, down.key)).body.data;
+  t.is(email.spam.filter, 'builtin', 'the builtin verdict applies');
+  t.true(email.spam.reasons.some((r: { rule: string }) => r.rule === 'RSPAMD_UNAVAILABLE'));
 
   const slow = await appWithRspamd(t, `http://127.0.0.1:${(silent.address() as net.AddressInfo).port}`);
   t.is((await send(slow.app.smtpPort, 'slow@sender.example', 'rspamd is slow')).code, 250);
