@@ -190,6 +190,7 @@ export default {
     'test/web/mailboxes.test.ts',
     'test/web/outbound.test.ts',
     'test/web/signin.test.ts',
+    'test/web/spam.test.ts',
     'test/web/tables.test.ts',
     'test/web/webhooks.test.ts',
     // Spam policy before the 250 (DECISIONS.md section 18).
