@@ -37,6 +37,8 @@ import { registerCertificateMetrics } from './tls/metrics.js';
 import { registerTaskMetrics } from './tasks/metrics.js';
 import { installWebhooks } from './webhooks/index.js';
 import { createSrsBounces, installOutbound, type OutboundTesting } from './outbound/index.js';
+import { installSpam } from './spam/index.js';
+import { createSpamTraining } from './spam/training.js';
 import { dashboard } from './web/index.js';
 
 const HTTP_DRAIN_MS = 8_000;
@@ -123,7 +125,10 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const smtp = installSmtp(core, { resolve: bounces.resolve, ingest: emails.ingest, tls, policy: spamPolicy }, { parserThreads });
   const outbound = installOutbound(core, { srs: bounces.srs, ingest: emails.ingest, resolve: bounces.resolve, testing: outboundTesting });
   const dns = installDns(core, { domains });
-  const imap = installImap(core, { emails, tls });
+  // The spam filter learns from what users do over IMAP and the API (src/spam/training.ts).
+  const training = createSpamTraining({ clock, logger });
+  const imap = installImap(core, { emails, tls, training });
+  const spam = installSpam(core, { emails, messages: imap.messages, training });
   const submission = installSubmission(core, { resolve: bounces.resolve, emails, folders: imap.messages, outbound, tls });
   const imports = installImport(core, { emails, messages: imap.messages }); // import and export (DECISIONS.md section 20)
   const autoconfig = installAutoconfig(core, { domains });
@@ -152,6 +157,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
     imap,
     acme,
     submission,
+    spam,
 
     /** Starts the worker, the listeners and cron; resolves with the real ports. */
     async start(): Promise<{ httpPort: number; smtpPort: number; imapPort: number | null; imapStarttlsPort: number | null; submissionPort: number | null; submissionsPort: number | null }> {

@@ -62,14 +62,16 @@ export interface Config {
   ingestMaxBacklogSeconds: number;
   /** DNSBL zones asked at RCPT (MAILSTEAD_DNSBL_ZONES, DECISIONS.md section 18); empty: none. */
   dnsblZones: string[];
-  /** The spam filter (MAILSTEAD_SPAM_FILTER): the builtin one, rspamd's, or none. */
-  spamFilter: 'builtin' | 'rspamd' | 'off';
   /** rspamd's normal worker (MAILSTEAD_RSPAMD_URL), asked before the 250 when spamFilter is rspamd. */
   rspamdUrl: string;
   /** rspamd's controller (MAILSTEAD_RSPAMD_CONTROLLER_URL), where training goes. */
   rspamdControllerUrl: string;
   /** The controller's password (MAILSTEAD_RSPAMD_PASSWORD); empty sends none. Never logged. */
   rspamdPassword: string;
+  /** Which spam filter gives verdicts (MAILSTEAD_SPAM_FILTER, DECISIONS.md section 18). */
+  spamFilter: 'builtin' | 'rspamd' | 'off';
+  /** Days junk is kept before deletion (MAILSTEAD_JUNK_RETENTION_DAYS; 0 keeps it). */
+  junkRetentionDays: number;
 }
 
 /** Thrown for a configuration value that cannot be used; the message names the variable. */
@@ -86,7 +88,8 @@ const VARS = [
   'MAILSTEAD_ACME_EMAIL', 'MAILSTEAD_ACME_DIRECTORY',
   'MAILSTEAD_SUBMISSION_PORT', 'MAILSTEAD_SUBMISSIONS_PORT', 'MAILSTEAD_SUBMISSION_DAILY_LIMIT',
   'MAILSTEAD_DATABASE_URL', 'MAILSTEAD_INGEST_MAX_BACKLOG_SECONDS',
-  'MAILSTEAD_DNSBL_ZONES', 'MAILSTEAD_SPAM_FILTER', 'MAILSTEAD_RSPAMD_URL', 'MAILSTEAD_RSPAMD_CONTROLLER_URL', 'MAILSTEAD_RSPAMD_PASSWORD',
+  'MAILSTEAD_DNSBL_ZONES', 'MAILSTEAD_RSPAMD_URL', 'MAILSTEAD_RSPAMD_CONTROLLER_URL', 'MAILSTEAD_RSPAMD_PASSWORD',
+  'MAILSTEAD_SPAM_FILTER', 'MAILSTEAD_JUNK_RETENTION_DAYS',
 ] as const;
 type VarName = (typeof VARS)[number];
 
@@ -111,6 +114,8 @@ const rawSchema = {
     MAILSTEAD_IMAP_PORT: { type: 'string', pattern: `^$|${PORT}` },
     MAILSTEAD_IMAP_STARTTLS_PORT: { type: 'string', pattern: `^$|${PORT}` },
     MAILSTEAD_IMAP_IDLE_POLL_MS: { type: 'string', pattern: '^[1-9][0-9]{1,6}$' },
+    MAILSTEAD_SPAM_FILTER: { type: 'string', enum: ['builtin', 'rspamd', 'off'] },
+    MAILSTEAD_JUNK_RETENTION_DAYS: { type: 'string', pattern: '^[0-9]{1,5}$' },
     // Fractions allowed (tests bound a backlog of a few hundred messages); 0 or 0.0 is refused below.
     MAILSTEAD_INGEST_MAX_BACKLOG_SECONDS: { type: 'string', pattern: '^[0-9]{1,6}(\\.[0-9]{1,3})?$' },
     MAILSTEAD_SUBMISSION_PORT: { type: 'string', pattern: `^$|${PORT}` },
@@ -138,7 +143,6 @@ const rawSchema = {
     // RFC 8555 section 6.1: ACME is spoken over HTTPS only.
     MAILSTEAD_ACME_DIRECTORY: { type: 'string', pattern: '^https://[^\\s/]+(/[^\\s]*)?$' },
     MAILSTEAD_DNSBL_ZONES: { type: 'string', pattern: `^$|^${DNS_NAME}(,${DNS_NAME})*$` },
-    MAILSTEAD_SPAM_FILTER: { type: 'string', enum: ['builtin', 'rspamd', 'off'] },
     MAILSTEAD_RSPAMD_URL: { type: 'string', pattern: '^https?://[^\\s/]+(/[^\\s]*[^/\\s])?$' },
     MAILSTEAD_RSPAMD_CONTROLLER_URL: { type: 'string', pattern: '^https?://[^\\s/]+(/[^\\s]*[^/\\s])?$' },
     MAILSTEAD_RSPAMD_PASSWORD: { type: 'string' },
@@ -238,9 +242,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     imapIdlePollMs: Number(raw.MAILSTEAD_IMAP_IDLE_POLL_MS),
     ingestMaxBacklogSeconds,
     dnsblZones: raw.MAILSTEAD_DNSBL_ZONES ? raw.MAILSTEAD_DNSBL_ZONES.toLowerCase().split(',') : [],
-    spamFilter: raw.MAILSTEAD_SPAM_FILTER as Config['spamFilter'],
     rspamdUrl: raw.MAILSTEAD_RSPAMD_URL,
     rspamdControllerUrl: raw.MAILSTEAD_RSPAMD_CONTROLLER_URL,
     rspamdPassword: raw.MAILSTEAD_RSPAMD_PASSWORD,
+    spamFilter: raw.MAILSTEAD_SPAM_FILTER as Config['spamFilter'],
+    junkRetentionDays: Number(raw.MAILSTEAD_JUNK_RETENTION_DAYS),
   });
 }

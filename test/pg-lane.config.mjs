@@ -82,6 +82,8 @@ export default {
     'test/smtp/corpus-delivery.test.ts',
     'test/smtp/crash.test.ts',
     'test/smtp/delivery.test.ts',
+    'test/spam/filing.test.ts',
+    'test/spam/lists.test.ts',
     'test/smtp/large-attachment.test.ts',
     'test/smtp/protocol.test.ts',
     'test/smtp/shutdown.test.ts',

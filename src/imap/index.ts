@@ -1,6 +1,7 @@
 import type { Core } from '../core.js';
 import type { Emails } from '../emails/index.js';
 import { createFolderMessages } from '../emails/folder-messages.js';
+import type { SpamTraining } from '../spam/training.js';
 import { createLockout } from '../mailboxes/lockout.js';
 import { createMailboxLogins } from '../mailboxes/logins.js';
 import { appendCommands } from './append.js';
@@ -38,9 +39,9 @@ const COMMANDS = new Map<string, CommandSpec>(Object.entries({
  * MAILSTEAD_IMAP_STARTTLS_PORT, over the same stored mail as the REST API, with the login lock-out
  * shared with submission and the certificate of every TLS listener.
  */
-export function installImap(core: Core, deps: { emails: Emails; tls: TlsSource }) {
+export function installImap(core: Core, deps: { emails: Emails; tls: TlsSource; training?: SpamTraining }) {
   const { db, clock, config, logger } = core;
-  const messages = createFolderMessages({ db, store: deps.emails.store, markers: deps.emails.markers, clock, service: deps.emails.service, changes: deps.emails.changes });
+  const messages = createFolderMessages({ db, store: deps.emails.store, markers: deps.emails.markers, clock, service: deps.emails.service, changes: deps.emails.changes, training: deps.training });
   const store = createMailstore({
     messages, files: deps.emails.files, logins: createMailboxLogins({ db }), lockout: createLockout({ db, clock }), hostname: config.hostname,
   });

@@ -13,6 +13,7 @@ import { forwardRows } from '../outbound/rows.js';
 import { queueExternalOfRecord } from '../submission/commit.js';
 import { setAside } from './set-aside.js';
 import { classifyCopies, type Screening, type VerdictCounts } from '../spam/filing.js';
+import type { SpamFilterMode } from '../spam/settings.js';
 
 const MB = 1024 * 1024;
 
@@ -172,7 +173,7 @@ async function copyRawTail(trx: Db, emailId: number, inboundId: number, skip: nu
  * them) and failures noted.
  */
 export async function storeBatch(
-  trx: Db, deps: { store: IngestStore; writer: EmailWriter; events: EventRecorder }, input: StoreInput, now: number,
+  trx: Db, deps: { store: IngestStore; writer: EmailWriter; events: EventRecorder; spamFilter?: SpamFilterMode }, input: StoreInput, now: number,
 ): Promise<StoreResult> {
   const { store, writer, events } = deps;
   const parsed = input.prepared.map(({ encoded, ...p }): Prepared => ({ ...p, kind: 'smtp', message: decodeMessage(encoded) }));
@@ -210,7 +211,7 @@ export async function storeBatch(
   const filing = await classifyCopies(trx, copies, copies.map((_, i) => {
     const from = originOf[i];
     return filedOf[i] || from.screening?.skip ? null : from.screening ?? {};
-  }));
+  }), { mode: deps.spamFilter ?? 'builtin' });
   const created = await writer.storeCopies(trx, copies);
   // A filed copy (a submission's Sent copy) is silent, counts for its sender's daily limit when its
   // record carries the count, and is what its external recipients' queue items came from.

@@ -43,7 +43,7 @@ export function createIngest(core: Core, deps: {
   let parser: RawParser | null = null;
   let queuedParser: QueuedRawParser | null = null;
   const thread = createStorageThread({
-    dataDir: core.config.dataDir, markerCell: deps.markers.cell, clock: core.clock, logger: core.logger, onHints: (h) => deps.events.notify(h),
+    dataDir: core.config.dataDir, markerCell: deps.markers.cell, spamFilter: core.config.spamFilter, clock: core.clock, logger: core.logger, onHints: (h) => deps.events.notify(h),
     // The thread shares the update-marker cell, so the largest stored marker is loaded first.
     beforeStart: () => deps.markers.ready(core.db),
   });
@@ -87,6 +87,7 @@ export function createIngest(core: Core, deps: {
       onForwardsQueued: () => { for (const listener of forwardListeners) listener(); },
       onStored: deps.onStored,
       onVerdicts: (v) => countStoredVerdicts(core.metrics.registry, v),
+      spamFilter: core.config.spamFilter,
     });
     const woken = pgWorker;
     const pgAcceptor = createPgAcceptor({ db: core.db, store: pgStore, resolve: deps.resolve, now: () => core.clock.now(), onCommitted: (smtp, api) => woken.accepted(smtp, api) });

@@ -18,6 +18,7 @@ import { BATCH_BYTES } from './worker.js';
 import { createBlame, storeApart } from './isolate.js';
 import { screeningOf } from '../spam/screening.js';
 import type { VerdictCounts } from '../spam/filing.js';
+import type { SpamFilterMode } from '../spam/settings.js';
 import { MAX_ATTEMPTS, noteFailure, retryDelayMs, type FailureNote } from './set-aside.js';
 
 /**
@@ -59,6 +60,8 @@ export function createPgIngestWorker(deps: {
   onStored?: (mailboxIds: number[]) => void;
   /** Told after a stored batch of the spam verdicts its copies got (/metrics). */
   onVerdicts?: (v: VerdictCounts) => void;
+  /** MAILSTEAD_SPAM_FILTER (the classify step runs in this worker's transactions). */
+  spamFilter?: SpamFilterMode;
 }) {
   const { db, store, writer, files, clock, logger } = deps;
   const log = logger.child({ component: 'ingest' });
@@ -181,7 +184,7 @@ export function createPgIngestWorker(deps: {
       const boxes = [...prepared.flatMap((p) => p.targets), ...(await store.load(trx, apiIds)).flatMap((r) => JSON.parse(r.targets) as Target[])]
         .flatMap((t) => t.mailboxIds);
       await lockMailboxes(trx, boxes);
-      result = await storeBatch(trx, { store, writer, events }, { apiIds, prepared, failed }, now);
+      result = await storeBatch(trx, { store, writer, events, spamFilter: deps.spamFilter }, { apiIds, prepared, failed }, now);
       storedIds.push(...prepared.map((p) => p.id), ...failed.filter((f) => f.final).map((f) => f.id));
     });
     if (taken === 0) return 0;

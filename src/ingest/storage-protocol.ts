@@ -3,6 +3,7 @@ import type { QueuedHint } from '../webhooks/events.js';
 import type { AcceptJob, AcceptOutcome, StoreInput, StoreResult } from './commits.js';
 import type { MoveInput, MoveResult } from './journal-move.js';
 import type { QueueJob } from '../submission/commit.js';
+import type { SpamFilterMode } from '../spam/settings.js';
 import type { FailureNote } from './set-aside.js';
 
 /** What the storage thread is started with. */
@@ -10,6 +11,8 @@ export interface StorageThreadData {
   dataDir: string;
   /** The update-marker cell shared with the server's connection (already loaded). */
   markerCell: MarkerCell;
+  /** MAILSTEAD_SPAM_FILTER: the classify step of stored batches runs here. */
+  spamFilter?: SpamFilterMode;
 }
 
 /** A request to the storage thread; `now` is the server's clock, so an injected clock holds in the thread too. */

@@ -10,6 +10,7 @@ import type { AcceptJob, AcceptOutcome, StoreInput, StoreResult } from './commit
 import type { MoveInput, MoveResult } from './journal-move.js';
 import type { QueueJob } from '../submission/commit.js';
 import type { FailureNote } from './set-aside.js';
+import type { SpamFilterMode } from '../spam/settings.js';
 import type { StorageReply, StorageRequest, StorageThreadData } from './storage-protocol.js';
 
 /**
@@ -31,7 +32,7 @@ type Body = StorageRequest extends infer R ? R extends StorageRequest ? Omit<R, 
  * queued), never silently lost.
  */
 export function createStorageThread(deps: {
-  dataDir: string; markerCell: MarkerCell; clock: Clock; logger: Logger; onHints(h: QueuedHint[]): void;
+  dataDir: string; markerCell: MarkerCell; spamFilter?: SpamFilterMode; clock: Clock; logger: Logger; onHints(h: QueuedHint[]): void;
   /** Runs (once, successfully) before the thread is first started. */
   beforeStart(): Promise<void>;
 }) {
@@ -46,7 +47,7 @@ export function createStorageThread(deps: {
   }
 
   function spawn(): Worker {
-    const workerData: StorageThreadData = { dataDir: deps.dataDir, markerCell: deps.markerCell };
+    const workerData: StorageThreadData = { dataDir: deps.dataDir, markerCell: deps.markerCell, spamFilter: deps.spamFilter };
     const w = new Worker(entry.script, { eval: entry.evaluated, workerData, resourceLimits: ownHeapLimits(STORAGE_HEAP) });
     w.on('message', (reply: StorageReply) => {
       const p = pending.get(reply.id);

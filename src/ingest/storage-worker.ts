@@ -22,7 +22,7 @@ import { commitSubmissions } from '../submission/commit.js';
 // Storing queued mail is background work: the thread that answers SMTP and HTTP comes first.
 lowerThreadPriority();
 
-const { dataDir, markerCell } = workerData as StorageThreadData;
+const { dataDir, markerCell, spamFilter } = workerData as StorageThreadData;
 // Only ever opened by the server, whose checkpoint thread copies the WAL into the database.
 const { db } = openConnection(dataDir, { cacheMb: 8, checkpoints: 'background' });
 const wal = walSyncer(`${databaseFile(dataDir)}-wal`);
@@ -58,7 +58,7 @@ async function handle(req: StorageRequest): Promise<StorageReply> {
       return { id: req.id, ok: true, refs, hints: [] };
     }
     case 'store': {
-      const stored = await db.transaction().execute((trx) => storeBatch(trx, { store, writer, events }, req.input, req.now));
+      const stored = await db.transaction().execute((trx) => storeBatch(trx, { store, writer, events, spamFilter }, req.input, req.now));
       // The recorder reports webhook hints on the next turn, after its transaction.
       await new Promise((r) => setImmediate(r));
       return { id: req.id, ok: true, stored, hints };

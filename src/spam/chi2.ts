@@ -13,8 +13,11 @@ const STRENGTH = 0.45;
 const PRIOR = 0.5;
 /** Features whose probability is this close to 0.5 say nothing and are left out. */
 const MIN_DEVIATION = 0.1;
-/** At most this many features combine (the most extreme ones). */
-const MAX_CLUES = 150;
+/**
+ * At most this many features combine (the most extreme ones). SpamBayes takes 150; on the
+ * SpamAssassin corpus more evidence caught about 1 % more spam at the same false-positive rate.
+ */
+const MAX_CLUES = 1000;
 
 /** P(chi2 >= x2) with v (even) degrees of freedom. */
 export function chi2Q(x2: number, v: number): number {
@@ -58,5 +61,8 @@ export function combine(counts: Counts[], totalSpam: number, totalHam: number): 
   const n = clues.length;
   const s = 1 - chi2Q(-2 * lnS, 2 * n);
   const h = 1 - chi2Q(-2 * lnH, 2 * n);
+  // With many strong clues both ways both tests saturate at 1 and chi-square says exactly 0.5;
+  // Robinson's geometric means (which side's clues are the stronger on average) then decide.
+  if (s > 1 - 1e-9 && h > 1 - 1e-9) return { probability: 0.5 + 0.49 * Math.tanh((lnH - lnS) / n), clues: n };
   return { probability: (s - h + 1) / 2, clues: n };
 }

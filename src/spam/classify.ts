@@ -10,8 +10,17 @@ import type { SpamReason, SpamVerdict } from './verdict.js';
 export const THRESHOLD = 5;
 /** Messages of each class a model needs before it is used: below, the tenant's, else rules alone. */
 export const MIN_TRAINED = 10;
-/** Points per unit of Bayes probability away from 0.5: probability 0.95 alone reaches THRESHOLD. */
-const BAYES_WEIGHT = 11.2;
+/**
+ * Points of a Bayes probability: above 0.5 from THRESHOLD (just over: junk on its own) to twice
+ * it, below 0.5 down to minus THRESHOLD; exactly 0.5 (no clue either way) nothing. Chi-square
+ * combining is rarely unsure, and on the SpamAssassin corpus a cut at 0.5 kept easy-ham mistakes
+ * under 0.1 % (docs/PERFORMANCE.md, "Spam filter").
+ */
+function bayesPoints(p: number): number {
+  if (p > 0.5) return THRESHOLD + THRESHOLD * (p - 0.5) / 0.5;
+  if (p < 0.5) return -THRESHOLD * (0.5 - p) / 0.5;
+  return 0;
+}
 
 /** A message for one mailbox, as the filter sees it. */
 export interface Candidate extends TokenSource {
@@ -67,7 +76,7 @@ async function modelsOf(db: Kysely<any>, candidates: Candidate[]): Promise<Array
 
 /** The Bayes reason of a probability. */
 function bayesReason(probability: number, clues: number, model: { model: number; spam: number; ham: number }): SpamReason {
-  const points = round(BAYES_WEIGHT * (probability - 0.5));
+  const points = round(bayesPoints(probability));
   const which = model.model === TENANT_MODEL ? 'tenant model' : 'mailbox model';
   return {
     rule: probability >= 0.5 ? 'BAYES_SPAM' : 'BAYES_HAM', score: points,

@@ -5,7 +5,7 @@ import type { Copy, Created } from '../emails/writer.js';
 import { classifyBuiltin, verdictOf, type Candidate, type SenderRules } from './classify.js';
 import { spamStatusField } from './header.js';
 import { senderRules } from './reputation.js';
-import { spamFilterMode, type SpamFilterMode } from './settings.js';
+import type { SpamFilterMode } from './settings.js';
 import type { PreAcceptance, SpamVerdict } from './verdict.js';
 
 /** The folder junk is filed in, and its keyword (RFC 5788 / Thunderbird). */
@@ -32,7 +32,7 @@ export interface VerdictCounts { ham: number; junk: number }
 export async function classifyCopies(
   trx: Kysely<any>, copies: Copy[], screenings: Array<Screening | null>, deps: { senderRules?: SenderRules; mode?: SpamFilterMode } = {},
 ) {
-  const mode = deps.mode ?? spamFilterMode();
+  const mode = deps.mode ?? 'builtin';
   const verdicts: Array<SpamVerdict | null> = copies.map(() => null);
   const builtin: number[] = [];
   copies.forEach((c, i) => {

@@ -42,7 +42,8 @@ function htmlText(html: string): string {
   return html.replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ').replace(/<[^>]*>/g, ' ').replace(/&nbsp;/gi, ' ').replace(/&[a-z]+;/gi, ' ');
 }
 
-const first = (v: string | string[] | undefined): string => (Array.isArray(v) ? v[0] ?? '' : v ?? '');
+/** A header's first value as text (stored header maps hold strings or lists of them; anything else is read as text). */
+const first = (v: unknown): string => String((Array.isArray(v) ? v[0] : v) ?? '');
 const domainOf = (address: string): string => address.slice(address.lastIndexOf('@') + 1).replace(/[>\s].*$/, '').toLowerCase();
 
 /** Words fit to count: not too short or long, numbers folded to their length (prices and ids vary). */
@@ -77,6 +78,10 @@ export function features(m: TokenSource): string[] {
   for (const name of ['list-id', 'list-unsubscribe', 'precedence', 'in-reply-to', 'references', 'x-priority', 'importance']) {
     if (m.headers[name] !== undefined) set.add(`h:${name}`);
   }
+  const fromName = first(m.headers.from).replace(/<[^>]*>/g, ' ');
+  for (const w of words(fromName, 6)) set.add(`fn:${w}`);
+  const charset = /charset="?([^";\s]+)/i.exec(first(m.headers['content-type']))?.[1];
+  if (charset) set.add(`cs:${charset.toLowerCase()}`);
   const messageId = first(m.headers['message-id']);
   if (messageId.includes('@')) set.add(`mid:${domainOf(messageId)}`);
   if (!m.bodyText && m.bodyHtml) set.add('meta:html-only');
