@@ -39,6 +39,8 @@ import { installWebhooks } from './webhooks/index.js';
 import { createSrsBounces, installOutbound, type OutboundTesting } from './outbound/index.js';
 import { installSpam } from './spam/index.js';
 import { createSpamTraining } from './spam/training.js';
+import { createRspamdTrainer } from './spam/policy/rspamd.js';
+import { rspamdSpamTrainer } from './spam/policy/rspamd-training.js';
 import { dashboard } from './web/index.js';
 
 const HTTP_DRAIN_MS = 8_000;
@@ -127,6 +129,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const dns = installDns(core, { domains });
   // The spam filter learns from what users do over IMAP and the API (src/spam/training.ts).
   const training = createSpamTraining({ clock, logger });
+  if (config.spamFilter === 'rspamd') training.add(rspamdSpamTrainer(createRspamdTrainer(config), (tenantId, id) => emails.files.rawBytes(tenantId, id)));
   const imap = installImap(core, { emails, tls, training });
   const spam = installSpam(core, { emails, messages: imap.messages, training });
   const submission = installSubmission(core, { resolve: bounces.resolve, emails, folders: imap.messages, outbound, tls });

@@ -44,4 +44,52 @@ test('an open message shows its verdict, score, filter and reasons, and offers J
   t.regex(await junkVerdict.innerText(), /^Junk\s+score [\d.]+ of [\d.]+ \(builtin filter\)/);
   t.regex(await junkVerdict.getByRole('list', { name: 'Spam reasons' }).innerText(), /BLOCKLIST \+[\d.]+/);
   t.true(await pane.getByRole('button', { name: 'Not junk', exact: true }).isVisible());
+
+  // "Not junk" moves it to the inbox (the API's not-junk: $NotJunk, trained); the pane shows it there.
+  await pane.getByRole('button', { name: 'Not junk', exact: true }).click();
+  await pane.getByText(/Moved to the inbox/).waitFor();
+  await pane.getByRole('button', { name: 'Junk', exact: true }).waitFor();
+  const moved = (await app.get('/v1/emails?folder=INBOX&per_page=100', inbox.key)).body.data.find((e: { subject: string }) => e.subject === 'Cheap watches');
+  t.is(moved?.folder, 'INBOX');
+  // And "Junk" sends the other one to Junk.
+  await page.getByLabel('Folder').selectOption('INBOX');
+  await messages.getByRole('button', { name: /Lunch on Friday/ }).click();
+  await pane.getByRole('heading', { name: 'Lunch on Friday' }).waitFor();
+  await pane.getByRole('button', { name: 'Junk', exact: true }).click();
+  await pane.getByText(/Moved to Junk/).waitFor();
+  const junked = await waitForEmails(app, inbox.key, 1, '&folder=Junk');
+  t.deepEqual(junked.map((e) => e.subject), ['Lunch on Friday']);
+});
+
+test('the Spam page lists, adds and removes allow and block entries; a bad pattern is explained', async (t) => {
+  const app = await startTestApp(t);
+  const inbox = await makeInbox(app);
+  const { page, close } = await newPage(browser());
+  t.teardown(close);
+  page.on('dialog', (d) => void d.accept());
+  await signIn(page, `http://127.0.0.1:${app.httpPort}`, inbox.key);
+  await goTo(page, 'Spam');
+  await page.getByText('No allow or block entries yet.').waitFor();
+
+  await page.getByLabel('List').selectOption('block');
+  await page.getByLabel('Sender').fill('@spammer.example');
+  await page.getByRole('button', { name: 'Add entry' }).click();
+  const lists = page.getByRole('table', { name: 'Allow and block lists' });
+  await lists.getByRole('cell', { name: '@spammer.example' }).waitFor();
+
+  await page.getByLabel('List').selectOption('allow');
+  await page.getByLabel('Sender').fill('boss@partner.example');
+  await page.getByLabel('Mailbox').fill(inbox.address);
+  await page.getByRole('button', { name: 'Add entry' }).click();
+  await lists.getByRole('cell', { name: 'boss@partner.example' }).waitFor();
+  const entries = (await app.get('/v1/spam/lists', inbox.key)).body.data;
+  t.deepEqual(entries.map((e: any) => [e.kind, e.pattern, e.mailbox]), [['block', '@spammer.example', null], ['allow', 'boss@partner.example', inbox.address]]);
+
+  await page.getByLabel('Sender').fill('not a pattern');
+  await page.getByRole('button', { name: 'Add entry' }).click();
+  await page.getByRole('alert').filter({ hasText: /pattern/i }).waitFor();
+
+  await page.getByRole('button', { name: 'Remove @spammer.example from the block list' }).click();
+  await lists.getByRole('cell', { name: '@spammer.example' }).waitFor({ state: 'detached' });
+  t.deepEqual((await app.get('/v1/spam/lists', inbox.key)).body.data.map((e: any) => e.pattern), ['boss@partner.example']);
 });

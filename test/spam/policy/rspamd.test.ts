@@ -11,7 +11,7 @@ import { provision, sendMail, waitForEmails } from '../../helpers/smtp.js';
 process.env.MAILSTEAD_SPAM_FILTER = 'rspamd';
 
 const message = (subject: string) =>
-  `From: Alice <alice@sender.example>\r\nTo: bob@rspamd.test\r\nSubject: ${subject}\r\nDate: Sat, 28 Nov 2026 04:00:00 +0000\r\nMessage-ID: <${subject.replace(/\W/g, '')}@sender.example>\r\n\r\nA few words of an ordinary message body.\r\n`;
+  `From: Alice <alice@sender.example>\r\nTo: bob@rspamd.test\r\nSubject: ${subject}\r\nDate: Sat, 28 Nov 2026 04:00:00 +0000\r\nMessage-ID: <${subject.replace(/\W/g, '')}@sender.example>\r\n\r\nA few words of an ordinary message body, long enough for a Bayes classifier to learn\r\nfrom: rspamd wants at least eleven tokens before it learns anything about a message at all.\r\n`;
 
 type Sent = { code: number | undefined; response: string };
 const send = (port: number, from: string, subject: string): Promise<Sent> =>
@@ -21,8 +21,9 @@ const send = (port: number, from: string, subject: string): Promise<Sent> =>
   );
 
 /** Starts the app with the rspamd filter at `url`, and records what reaches the parser as `spam` by MAIL FROM. */
-async function appWithRspamd(t: Parameters<typeof startTestApp>[0], url: string) {
-  const app = await startTestApp(t, { env: { MAILSTEAD_SPAM_FILTER: 'rspamd', MAILSTEAD_RSPAMD_URL: url } });
+async function appWithRspamd(t: Parameters<typeof startTestApp>[0], url: string, controller?: { url: string; password: string }) {
+  const app = await startTestApp(t, { env: { MAILSTEAD_SPAM_FILTER: 'rspamd', MAILSTEAD_RSPAMD_URL: url,
+    ...(controller ? { MAILSTEAD_RSPAMD_CONTROLLER_URL: controller.url, MAILSTEAD_RSPAMD_PASSWORD: controller.password } : {}) } });
   const { key } = await provision(app, 'rspamd.test', ['bob']);
   // The real parser still parses; the test only watches what the classify step will be handed.
   const seen = new Map<string, PreAcceptance | undefined>();
@@ -41,10 +42,10 @@ async function refusals(httpPort: number): Promise<number> {
   return line ? Number(line.split(' ').pop()) : 0;
 }
 
-test('rspamd\'s actions before the 250: reject 550 5.7.1, greylist 451 4.7.1, add header junk, no action ham, with score, threshold and symbols', async (t) => {
+test.serial('rspamd\'s actions before the 250: reject 550 5.7.1, greylist 451 4.7.1, add header junk, no action ham, with score, threshold and symbols', async (t) => {
   t.timeout(180_000);
   const rspamd = await startRspamd(t);
-  const { app, key, seen } = await appWithRspamd(t, rspamd.url);
+  const { app, key, seen } = await appWithRspamd(t, rspamd.url, { url: rspamd.controllerUrl, password: rspamd.password });
 
   const rejected = await send(app.smtpPort, 'a@sender.example', `buy now ${RSPAMD_TRIGGERS.reject}`);
   t.is(rejected.code, 550);
@@ -79,6 +80,15 @@ test('rspamd\'s actions before the 250: reject 550 5.7.1, greylist 451 4.7.1, ad
   const hamEmail = (await app.get(`/v1/emails/${inboxItem.id}`, key)).body.data;
   t.is(hamEmail.subject, 'lunch on Friday');
   t.like(hamEmail.spam, { verdict: 'ham', filter: 'rspamd' });
+
+  // "Junk" on the ham message trains rspamd through its controller (the trainer of MAILSTEAD_SPAM_FILTER=rspamd).
+  t.is((await app.post(`/v1/emails/${inboxItem.id}/junk`, key)).status, 200);
+  // rspamd's log names a message learned as spam (a second request for it says it "has been already
+  // learned as spam"); a message it refused to learn (too few tokens) is logged otherwise and does not count.
+  const learned = () => rspamd.log().split('\n').filter((l) => l.includes('<lunchonFriday@sender.example>') && /learned (message )?as spam/i.test(l));
+  const deadline = Date.now() + 30_000;
+  while (learned().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
+  t.true(learned().length > 0, 'rspamd learned the message');
 });
 
 test('rspamd down or slower than 5 s: the message is taken, marked unavailable (the builtin verdict applies)', async (t) => {
@@ -108,7 +118,7 @@ test('rspamd down or slower than 5 s: the message is taken, marked unavailable (
   t.true(sockets.size >= 1, 'the silent rspamd was asked');
 });
 
-test('training through the controller: /learnspam and /learnham with the password; a wrong password is an error', async (t) => {
+test.serial('training through the controller: /learnspam and /learnham with the password; a wrong password is an error', async (t) => {
   t.timeout(180_000);
   const rspamd = await startRspamd(t);
   const trainer = createRspamdTrainer({ rspamdControllerUrl: rspamd.controllerUrl, rspamdPassword: rspamd.password });

@@ -83,9 +83,11 @@ export async function showMessage(pane, id, changed) {
   async function mark(as) {
     try {
       await post(`/v1/emails/${id}/${as}`);
-      msg.info(as === 'junk' ? 'Moved to Junk; the filter learns from it.' : 'Moved to the inbox; the filter learns from it.');
       changed('read');
+      // Drawn again (new folder, keywords), with the outcome in the new pane's status line.
       await showMessage(pane, id, changed);
+      const status = pane.querySelector('.messages');
+      if (status) fill(status, h('p', { class: 'info' }, as === 'junk' ? 'Moved to Junk; the filter learns from it.' : 'Moved to the inbox; the filter learns from it.'));
     } catch (e) { msg.error(e); }
   }
   const junkButton = email.spam?.verdict === 'junk' || email.folder === 'Junk'
