@@ -66,30 +66,29 @@ test('the Spam page lists, adds and removes allow and block entries; a bad patte
   const inbox = await makeInbox(app);
   const { page, close } = await newPage(browser());
   t.teardown(close);
-  page.on('dialog', (d) => void d.accept());
   await signIn(page, `http://127.0.0.1:${app.httpPort}`, inbox.key);
   await goTo(page, 'Spam');
   await page.getByText('No allow or block entries yet.').waitFor();
 
-  await page.getByLabel('List').selectOption('block');
-  await page.getByLabel('Sender').fill('@spammer.example');
+  await page.getByLabel('List', { exact: true }).selectOption('block');
+  await page.getByLabel('Sender', { exact: true }).fill('@spammer.example');
   await page.getByRole('button', { name: 'Add entry' }).click();
   const lists = page.getByRole('table', { name: 'Allow and block lists' });
-  await lists.getByRole('cell', { name: '@spammer.example' }).waitFor();
+  await lists.getByRole('cell', { name: '@spammer.example', exact: true }).waitFor();
 
-  await page.getByLabel('List').selectOption('allow');
-  await page.getByLabel('Sender').fill('boss@partner.example');
-  await page.getByLabel('Mailbox').fill(inbox.address);
+  await page.getByLabel('List', { exact: true }).selectOption('allow');
+  await page.getByLabel('Sender', { exact: true }).fill('boss@partner.example');
+  await page.getByLabel('Mailbox', { exact: true }).fill(inbox.address);
   await page.getByRole('button', { name: 'Add entry' }).click();
-  await lists.getByRole('cell', { name: 'boss@partner.example' }).waitFor();
+  await lists.getByRole('cell', { name: 'boss@partner.example', exact: true }).waitFor();
   const entries = (await app.get('/v1/spam/lists', inbox.key)).body.data;
   t.deepEqual(entries.map((e: any) => [e.kind, e.pattern, e.mailbox]), [['block', '@spammer.example', null], ['allow', 'boss@partner.example', inbox.address]]);
 
-  await page.getByLabel('Sender').fill('not a pattern');
+  await page.getByLabel('Sender', { exact: true }).fill('not a pattern');
   await page.getByRole('button', { name: 'Add entry' }).click();
   await page.getByRole('alert').filter({ hasText: /pattern/i }).waitFor();
 
   await page.getByRole('button', { name: 'Remove @spammer.example from the block list' }).click();
-  await lists.getByRole('cell', { name: '@spammer.example' }).waitFor({ state: 'detached' });
+  await lists.getByRole('cell', { name: '@spammer.example', exact: true }).waitFor({ state: 'detached' });
   t.deepEqual((await app.get('/v1/spam/lists', inbox.key)).body.data.map((e: any) => e.pattern), ['boss@partner.example']);
 });

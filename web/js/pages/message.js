@@ -90,7 +90,9 @@ export async function showMessage(pane, id, changed) {
       if (status) fill(status, h('p', { class: 'info' }, as === 'junk' ? 'Moved to Junk; the filter learns from it.' : 'Moved to the inbox; the filter learns from it.'));
     } catch (e) { msg.error(e); }
   }
-  const junkButton = email.spam?.verdict === 'junk' || email.folder === 'Junk'
+  // Where the message is decides which way it can be corrected (a rescued junk verdict stays in its record).
+  const inJunk = typeof email.folder === 'string' ? email.folder === 'Junk' : email.spam?.verdict === 'junk';
+  const junkButton = inJunk
     ? h('button', { type: 'button', onclick: () => mark('not-junk') }, 'Not junk')
     : h('button', { type: 'button', onclick: () => mark('junk') }, 'Junk');
 
