@@ -6,10 +6,6 @@ import { startTestApp } from '../../helpers/app.js';
 import { RSPAMD_TRIGGERS, startRspamd } from '../../helpers/rspamd.js';
 import { provision, sendMail, waitForEmails } from '../../helpers/smtp.js';
 
-// The classify step reads the filter from the environment (its storage thread inherits it), the
-// SMTP side from the configuration: every server of this file runs with rspamd.
-process.env.MAILSTEAD_SPAM_FILTER = 'rspamd';
-
 const message = (subject: string) =>
   `From: Alice <alice@sender.example>\r\nTo: bob@rspamd.test\r\nSubject: ${subject}\r\nDate: Sat, 28 Nov 2026 04:00:00 +0000\r\nMessage-ID: <${subject.replace(/\W/g, '')}@sender.example>\r\n\r\nA few words of an ordinary message body, long enough for a Bayes classifier to learn\r\nfrom: rspamd wants at least eleven tokens before it learns anything about a message at all.\r\n`;
 
