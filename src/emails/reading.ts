@@ -1,5 +1,5 @@
 import { encodeListCursor, encodeSyncCursor } from './cursor.js';
-import { markerTime } from './markers.js';
+import { markerTime } from '../mailstore/markers.js';
 import { newestHitsSync, plainPrefix } from './search.js';
 import { withSpamStatus } from '../spam/header.js';
 import type { SpamVerdict } from '../spam/verdict.js';

@@ -1,9 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 import { dialectOf } from '../db/dialect.js';
-import { folderStore } from '../emails/folder-store.js';
-import type { Copy, Created } from '../emails/writer.js';
+import type { ClassifyStep, Delivery, Placement } from '../mailstore/steps.js';
 import { classifyBuiltin, verdictOf, type Candidate, type SenderRules } from './classify.js';
-import { spamStatusField } from './header.js';
 import { senderRules } from './reputation.js';
 import type { SpamFilterMode } from './settings.js';
 import type { PreAcceptance, SpamVerdict } from './verdict.js';
@@ -13,105 +11,91 @@ export const JUNK_FOLDER = 'Junk';
 export const JUNK_KEYWORD = '$Junk';
 export const NOT_JUNK_KEYWORD = '$NotJunk';
 
-/** What delivery knows of a copy's message beyond its fields: null for copies never classified (Sent copies, ...). */
+/** What delivery knows of a message beyond its fields (carried on its Delivery from the envelope). */
 export interface Screening {
   /** The SMTP side's pre-acceptance result (rspamd's verdict, or 'unavailable'). */
   pre?: PreAcceptance;
+  /** Mail a logged-in owner sent (submission): not classified. */
+  skip?: boolean;
 }
 
 /** Verdicts by result in a stored batch (the storage thread reports them; /metrics counts them). */
 export interface VerdictCounts { ham: number; junk: number }
 
 /**
- * The classify step of delivery (DECISIONS.md section 18), for the copies of one storage batch,
- * inside its transaction. Before the copies are written it gives each classified copy its verdict
- * and counts the trace header's bytes in its size; `file` then, once the copies exist, keeps the
- * verdicts and moves junk to the mailbox's Junk folder with $Junk. Copies with a null screening
- * (filed Sent copies) are left alone.
+ * The verdicts of candidates (DECISIONS.md section 18): `off` ham with filter "off"; `rspamd` its
+ * pre-acceptance verdict when it answered, else the builtin one with RSPAMD_UNAVAILABLE; `builtin`
+ * rules, sender policy and the learned model, the token lookups one statement per model.
  */
-export async function classifyCopies(
-  trx: Kysely<any>, copies: Copy[], screenings: Array<Screening | null>, deps: { senderRules?: SenderRules; mode?: SpamFilterMode } = {},
-) {
-  const mode = deps.mode ?? 'builtin';
-  const verdicts: Array<SpamVerdict | null> = copies.map(() => null);
+export async function giveVerdicts(
+  trx: Kysely<any>, items: Array<{ candidate: Candidate; screening: Screening }>, mode: SpamFilterMode, rules: SenderRules = senderRules,
+): Promise<SpamVerdict[]> {
+  const out: Array<SpamVerdict | null> = items.map(() => null);
   const builtin: number[] = [];
-  copies.forEach((c, i) => {
-    const s = screenings[i];
-    if (!s) return;
-    const rspamd = s.pre?.rspamd;
-    if (mode === 'off') verdicts[i] = verdictOf([], 'off');
-    else if (mode === 'rspamd' && rspamd && rspamd !== 'unavailable') verdicts[i] = rspamd;
+  items.forEach(({ screening }, i) => {
+    const rspamd = screening.pre?.rspamd;
+    if (mode === 'off') out[i] = verdictOf([], 'off');
+    else if (mode === 'rspamd' && rspamd && rspamd !== 'unavailable') out[i] = rspamd;
     else builtin.push(i);
   });
-  const candidates: Candidate[] = builtin.map((i) => {
-    const { tenantId, mailboxId, message: m } = copies[i];
-    return { tenantId, mailboxId, auth: m.auth, subject: m.subject, fromEmail: m.fromEmail, headers: m.headers, bodyText: m.bodyText, bodyHtml: m.bodyHtml };
-  });
-  const given = await classifyBuiltin(trx, candidates, deps.senderRules ?? senderRules);
+  const given = await classifyBuiltin(trx, builtin.map((i) => items[i].candidate), rules);
   builtin.forEach((i, k) => {
     const v = given[k];
-    // rspamd was asked and did not answer: the builtin verdict applies, and says why.
-    verdicts[i] = mode === 'rspamd' ? { ...v, reasons: [...v.reasons, { rule: 'RSPAMD_UNAVAILABLE', score: 0 }] } : v;
+    out[i] = mode === 'rspamd' ? { ...v, reasons: [...v.reasons, { rule: 'RSPAMD_UNAVAILABLE', score: 0 }] } : v;
   });
-  // The trace header is part of the stored message: its size, the quota and IMAP's RFC822.SIZE count it.
-  verdicts.forEach((v, i) => {
-    if (!v) return;
-    const bytes = spamStatusField(v).length;
-    copies[i] = { ...copies[i], size: copies[i].size + bytes, prefixBytes: bytes };
-  });
+  return out as SpamVerdict[];
+}
 
-  return {
-    verdicts,
-    /** Keeps the verdicts of the created copies (aligned with `copies`) and files junk; answers the counts. */
-    async file(created: Array<Created | undefined>, now: number): Promise<VerdictCounts> {
-      const counts: VerdictCounts = { ham: 0, junk: 0 };
-      const rows: Array<{ id: number; verdict: string }> = [];
-      const junk = new Map<number, number[]>();
-      created.forEach((c, i) => {
-        const v = verdicts[i];
-        if (!c || !v) return;
-        counts[v.verdict]++;
-        rows.push({ id: c.id, verdict: JSON.stringify(v) });
-        if (v.verdict === 'junk') junk.set(c.mailboxId, [...(junk.get(c.mailboxId) ?? []), c.id]);
-      });
-      await saveVerdicts(trx, rows);
-      if (junk.size > 0) await moveToJunk(trx, junk, now);
-      return counts;
-    },
+/** The candidate of a delivery for one recipient mailbox. */
+export const candidateOf = (d: Pick<Delivery, 'message'>, r: { tenantId: number; mailboxId: number }): Candidate => ({
+  tenantId: r.tenantId, mailboxId: r.mailboxId, auth: d.message.auth, subject: d.message.subject, fromEmail: d.message.fromEmail,
+  headers: d.message.headers, bodyText: d.message.bodyText, bodyHtml: d.message.bodyHtml,
+});
+
+/**
+ * The classify step of the delivery pipeline (src/mailstore/pipeline.ts, step 4): a verdict per
+ * recipient as its placement: junk to Junk with $Junk (the folder made again, with its special
+ * use, if the user deleted it), ham to INBOX; the verdict rides along as `spam` (the file step
+ * keeps it, and the trace header is put in front of the bytes as they are read: emails/files.ts).
+ * A logged-in owner's own mail is placed in INBOX unclassified.
+ */
+export function spamClassifyStep(mode: SpamFilterMode): ClassifyStep {
+  return async (trx, delivery, recipients, now) => {
+    const screening = (delivery as Delivery & { screening?: Screening }).screening ?? {};
+    if (screening.skip) return recipients.map((): Placement => ({ folder: 'INBOX', keywords: [] }));
+    const verdicts = await giveVerdicts(trx, recipients.map((r) => ({ candidate: candidateOf(delivery, r), screening })), mode);
+    const placements = verdicts.map((v): Placement => (v.verdict === 'junk'
+      ? { folder: JUNK_FOLDER, keywords: [JUNK_KEYWORD], spam: v } : { folder: 'INBOX', keywords: [], spam: v }));
+    for (const [i, p] of placements.entries()) {
+      if (p.folder !== JUNK_FOLDER) continue;
+      await sql`INSERT INTO folders (mailbox_id, name, special_use, created_at) VALUES (${recipients[i].mailboxId}, ${JUNK_FOLDER}, '\\Junk', ${now})
+        ON CONFLICT (mailbox_id, name) DO NOTHING`.execute(trx);
+    }
+    return placements;
   };
 }
 
-/** Verdict rows of created copies, one statement per few hundred. */
-async function saveVerdicts(trx: Kysely<any>, rows: Array<{ id: number; verdict: string }>): Promise<void> {
+/** Whether a placement's `spam` is a verdict of this filter (other steps may carry something else there). */
+export function isSpamVerdict(x: unknown): x is SpamVerdict {
+  const v = x as SpamVerdict | null;
+  return !!v && typeof v === 'object' && (v.verdict === 'ham' || v.verdict === 'junk') && Array.isArray(v.reasons) && typeof v.score === 'number' && typeof v.threshold === 'number';
+}
+
+/** Keeps the verdicts of stored copies (GET /v1/emails `spam`, the trace header), one statement per few hundred. */
+export async function saveVerdicts(trx: Kysely<any>, rows: Array<{ id: number; verdict: SpamVerdict }>): Promise<void> {
   for (let i = 0; i < rows.length; i += 500) {
     const part = rows.slice(i, i + 500);
     if (dialectOf(trx) === 'postgres') {
-      await sql`INSERT INTO email_spam (email_id, verdict) SELECT * FROM unnest(${part.map((r) => r.id)}::bigint[], ${part.map((r) => r.verdict)}::text[])`.execute(trx);
+      await sql`INSERT INTO email_spam (email_id, verdict) SELECT * FROM unnest(${part.map((r) => r.id)}::bigint[], ${part.map((r) => JSON.stringify(r.verdict))}::text[])`.execute(trx);
     } else {
-      await sql`INSERT INTO email_spam (email_id, verdict) SELECT j.value ->> 0, j.value ->> 1 FROM json_each(${JSON.stringify(part.map((r) => [r.id, r.verdict]))}) AS j`.execute(trx);
+      await sql`INSERT INTO email_spam (email_id, verdict) SELECT j.value ->> 0, j.value ->> 1 FROM json_each(${JSON.stringify(part.map((r) => [r.id, JSON.stringify(r.verdict)]))}) AS j`.execute(trx);
     }
   }
 }
 
-/**
- * Files junk copies in their mailbox's Junk folder (made, with its special use, if the user deleted
- * it) under new UIDs there, with $Junk. Same transaction as the copies: no client ever sees them in INBOX.
- */
-async function moveToJunk(trx: Kysely<any>, byMailbox: Map<number, number[]>, now: number): Promise<void> {
-  const counts = new Map([...byMailbox].map(([m, ids]) => [m, ids.length]));
-  let first = await folderStore.reserveUids(trx, JUNK_FOLDER, counts);
-  const missing = [...counts.keys()].filter((m) => !first.has(m));
-  if (missing.length > 0) {
-    for (const m of missing) {
-      await sql`INSERT INTO folders (mailbox_id, name, special_use, created_at) VALUES (${m}, ${JUNK_FOLDER}, '\\Junk', ${now})
-        ON CONFLICT (mailbox_id, name) DO NOTHING`.execute(trx);
-    }
-    first = new Map([...first, ...(await folderStore.reserveUids(trx, JUNK_FOLDER, new Map(missing.map((m) => [m, counts.get(m)!]))))]);
-  }
-  for (const [mailboxId, ids] of byMailbox) {
-    let uid = first.get(mailboxId)!;
-    for (const id of ids) {
-      await sql`UPDATE emails SET folder = ${JUNK_FOLDER}, uid = ${uid++}, flags = ${JUNK_KEYWORD} WHERE id = ${id}`.execute(trx);
-    }
-  }
+/** The addresses a sent message went to: To (every address in the field), Cc and Bcc. */
+export function recipientsOfSent(m: { toEmail: string; cc: string[]; bcc: string[]; headers: Record<string, string | string[]> }): string[] {
+  const to = m.headers.to;
+  const listed = (Array.isArray(to) ? to.join(',') : String(to ?? '')).match(/[^\s<>,;"]+@[^\s<>,;"]+/g) ?? [];
+  return [m.toEmail, ...m.cc, ...m.bcc, ...listed].filter((a) => typeof a === 'string' && a.includes('@'));
 }

@@ -7,7 +7,7 @@ import type { PreAcceptance } from './verdict.js';
  * (`spam`, when spam policy ran before the 250), and whether a logged-in owner sent it
  * (submission: not classified).
  */
-export function screeningOf(envelope: Envelope): Screening & { skip?: boolean } {
+export function screeningOf(envelope: Omit<Envelope, 'recipients'>): Screening {
   const pre = (envelope as Envelope & { spam?: PreAcceptance }).spam;
   return { ...(pre ? { pre } : {}), ...(envelope.authenticated ? { skip: true } : {}) };
 }

@@ -68,6 +68,8 @@ const reference = {
   get: (tenantId: number, id: number) =>
     db.selectFrom('emails as e').innerJoin('email_contents as c', 'c.email_id', 'e.id')
       .select([...LIST_COLUMNS, 'e.message_id', 'e.updated_seq', 'c.cc', 'c.bcc', 'c.headers', 'c.auth', 'c.body_text', 'c.body_html', 'c.inbound_id', 'e.flags'])
+      // The spam verdict (src/spam), from its own table.
+      .select(sql<string | null>`(select "verdict" from "email_spam" where "email_id" = "e"."id")`.as('spam'))
       .where('e.id', '=', id).where('e.tenant_id', '=', tenantId).where('e.deleted_at', 'is', null),
   attachmentsOf: (emailId: number) =>
     db.selectFrom('attachments').select(['id', 'filename', 'content_type', 'size', 'content_id', 'disposition', 'sha256'])

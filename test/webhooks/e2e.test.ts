@@ -13,7 +13,8 @@ test('inbound, read and delete through the API each reach the webhook, signed', 
   const [email] = await waitForEmails(app, box.key, 1);
   const [received] = await receiver.waitForCount(1);
   t.is(received.headers['x-webhook-event'], 'email.received');
-  t.deepEqual(received.body.data, { email_id: email.id, mailbox_id: box.mailboxId });
+  // email.received also says where delivery filed the message and the spam verdict (DECISIONS.md section 18).
+  t.deepEqual(received.body.data, { email_id: email.id, mailbox_id: box.mailboxId, folder: 'INBOX', spam_verdict: 'ham' });
 
   t.is((await app.post(`/v1/emails/${email.id}/read`, box.key)).status, 200);
   const read = (await receiver.waitForCount(2))[1];

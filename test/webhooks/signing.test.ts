@@ -25,7 +25,7 @@ test('a delivery carries the exact signed body, both signature schemes and the d
   t.is(r.headers['webhook-timestamp'], r.headers['x-webhook-timestamp']);
   const ts = Number(r.headers['x-webhook-timestamp']);
   t.true(ts >= before - 1 && ts <= Math.floor(Date.now() / 1000) + 1);
-  t.deepEqual(r.body, { event: 'email.received', timestamp: r.body.timestamp, data: { email_id: 41, mailbox_id: 7 } });
+  t.deepEqual(r.body, { event: 'email.received', timestamp: r.body.timestamp, data: { email_id: 41, mailbox_id: 7, folder: 'INBOX', spam_verdict: null } });
   t.true(Number.isInteger(r.body.timestamp) && r.body.timestamp >= before - 1);
 
   // SPEC.md's signature, recomputed independently over the raw bytes received.
