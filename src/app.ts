@@ -24,6 +24,8 @@ import { createHttpApp } from './http/server.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { installSmtp } from './smtp/index.js';
+import { createSpamPolicy } from './spam/policy/index.js';
+import { allowedSender } from './spam/lists.js';
 import { installSubmission } from './submission/index.js';
 import { taskCronJobs } from './tasks/cron.js';
 import { postgresClaims } from './tasks/postgres/claims.js';
@@ -38,6 +40,8 @@ import { installWebhooks } from './webhooks/index.js';
 import { createSrsBounces, installOutbound, type OutboundTesting } from './outbound/index.js';
 import { installSpam } from './spam/index.js';
 import { createSpamTraining } from './spam/training.js';
+import { createRspamdTrainer } from './spam/policy/rspamd.js';
+import { rspamdSpamTrainer } from './spam/policy/rspamd-training.js';
 import { dashboard } from './web/index.js';
 
 const HTTP_DRAIN_MS = 8_000;
@@ -119,11 +123,14 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   // SRS bounces to forwarded mail resolve at RCPT like any recipient, so both inbound paths get this resolver.
   const bounces = createSrsBounces(core, aliases.resolve);
   const emails = installEmails(core, { resolve: bounces.resolve, events: webhooks.events, mailboxes }); // -> emails.ingest (Ingest)
-  const smtp = installSmtp(core, { resolve: bounces.resolve, ingest: emails.ingest, tls }, { parserThreads });
+  // Before the 250 (section 18): a DMARC reject is waived for senders on a recipient tenant's allow list.
+  const spamPolicy = createSpamPolicy({ config, logger, registry: metrics.registry, allowedSender: (tenantIds, from) => allowedSender(db, tenantIds, from) });
+  const smtp = installSmtp(core, { resolve: bounces.resolve, ingest: emails.ingest, tls, policy: spamPolicy }, { parserThreads });
   const outbound = installOutbound(core, { srs: bounces.srs, ingest: emails.ingest, resolve: bounces.resolve, testing: outboundTesting });
   const dns = installDns(core, { domains });
   // The spam filter learns from what users do over IMAP and the API (src/spam/training.ts).
   const training = createSpamTraining({ clock, logger });
+  if (config.spamFilter === 'rspamd') training.add(rspamdSpamTrainer(createRspamdTrainer(config), (tenantId, id) => emails.files.rawBytes(tenantId, id)));
   const imap = installImap(core, { emails, tls, training });
   const spam = installSpam(core, { emails, messages: imap.messages, training });
   const submission = installSubmission(core, { resolve: bounces.resolve, emails, folders: imap.messages, outbound, tls });

@@ -60,6 +60,14 @@ export interface Config {
   importAllowPrivate: boolean;
   /** Seconds of storage work (at the measured storage rate) acknowledged mail may wait before new mail is refused for now (SMTP 451 4.3.1, API 503). */
   ingestMaxBacklogSeconds: number;
+  /** DNSBL zones asked at RCPT (MAILSTEAD_DNSBL_ZONES, DECISIONS.md section 18); empty: none. */
+  dnsblZones: string[];
+  /** rspamd's normal worker (MAILSTEAD_RSPAMD_URL), asked before the 250 when spamFilter is rspamd. */
+  rspamdUrl: string;
+  /** rspamd's controller (MAILSTEAD_RSPAMD_CONTROLLER_URL), where training goes. */
+  rspamdControllerUrl: string;
+  /** The controller's password (MAILSTEAD_RSPAMD_PASSWORD); empty sends none. Never logged. */
+  rspamdPassword: string;
   /** Which spam filter gives verdicts (MAILSTEAD_SPAM_FILTER, DECISIONS.md section 18). */
   spamFilter: 'builtin' | 'rspamd' | 'off';
   /** Days junk is kept before deletion (MAILSTEAD_JUNK_RETENTION_DAYS; 0 keeps it). */
@@ -80,12 +88,15 @@ const VARS = [
   'MAILSTEAD_ACME_EMAIL', 'MAILSTEAD_ACME_DIRECTORY',
   'MAILSTEAD_SUBMISSION_PORT', 'MAILSTEAD_SUBMISSIONS_PORT', 'MAILSTEAD_SUBMISSION_DAILY_LIMIT',
   'MAILSTEAD_DATABASE_URL', 'MAILSTEAD_INGEST_MAX_BACKLOG_SECONDS',
+  'MAILSTEAD_DNSBL_ZONES', 'MAILSTEAD_RSPAMD_URL', 'MAILSTEAD_RSPAMD_CONTROLLER_URL', 'MAILSTEAD_RSPAMD_PASSWORD',
   'MAILSTEAD_SPAM_FILTER', 'MAILSTEAD_JUNK_RETENTION_DAYS',
 ] as const;
 type VarName = (typeof VARS)[number];
 
 const PORT = '^(0|[1-9][0-9]{0,4})$';
 const HOST_NAME = '^(?=.{1,253}$)[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?(\\.[A-Za-z0-9]([A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*$';
+// A host name without HOST_NAME's whole-string length check, for an item of a comma list.
+const DNS_NAME = HOST_NAME.replace('(?=.{1,253}$)', '').slice(1, -1);
 const RATE = '^(0|[0-9]+(\\.[0-9]+)?/[0-9]+)$';
 const IP_PORT = '(\\d{1,3}(\\.\\d{1,3}){3}(:\\d{1,5})?|\\[[0-9A-Fa-f:.]+\\](:\\d{1,5})?|[0-9A-Fa-f:]+)';
 
@@ -131,6 +142,10 @@ const rawSchema = {
     MAILSTEAD_ACME_EMAIL: { type: 'string', pattern: '^$|^[^\\s@<>,;"]+@[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?$' },
     // RFC 8555 section 6.1: ACME is spoken over HTTPS only.
     MAILSTEAD_ACME_DIRECTORY: { type: 'string', pattern: '^https://[^\\s/]+(/[^\\s]*)?$' },
+    MAILSTEAD_DNSBL_ZONES: { type: 'string', pattern: `^$|^${DNS_NAME}(,${DNS_NAME})*$` },
+    MAILSTEAD_RSPAMD_URL: { type: 'string', pattern: '^https?://[^\\s/]+(/[^\\s]*[^/\\s])?$' },
+    MAILSTEAD_RSPAMD_CONTROLLER_URL: { type: 'string', pattern: '^https?://[^\\s/]+(/[^\\s]*[^/\\s])?$' },
+    MAILSTEAD_RSPAMD_PASSWORD: { type: 'string' },
   },
 } as const;
 
@@ -226,6 +241,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     outboundMaxAgeSeconds: Number(raw.MAILSTEAD_OUTBOUND_MAX_AGE_SECONDS),
     imapIdlePollMs: Number(raw.MAILSTEAD_IMAP_IDLE_POLL_MS),
     ingestMaxBacklogSeconds,
+    dnsblZones: raw.MAILSTEAD_DNSBL_ZONES ? raw.MAILSTEAD_DNSBL_ZONES.toLowerCase().split(',') : [],
+    rspamdUrl: raw.MAILSTEAD_RSPAMD_URL,
+    rspamdControllerUrl: raw.MAILSTEAD_RSPAMD_CONTROLLER_URL,
+    rspamdPassword: raw.MAILSTEAD_RSPAMD_PASSWORD,
     spamFilter: raw.MAILSTEAD_SPAM_FILTER as Config['spamFilter'],
     junkRetentionDays: Number(raw.MAILSTEAD_JUNK_RETENTION_DAYS),
   });

@@ -196,7 +196,12 @@ export default {
     'test/web/mailboxes.test.ts',
     'test/web/outbound.test.ts',
     'test/web/signin.test.ts',
+    'test/web/spam.test.ts',
     'test/web/tables.test.ts',
     'test/web/webhooks.test.ts',
+    // Spam policy before the 250 (DECISIONS.md section 18).
+    'test/spam/policy/dnsbl.test.ts',
+    'test/spam/policy/dmarc.test.ts',
+    'test/spam/policy/rspamd.test.ts', // Debian's rspamd, started by test/helpers/rspamd.ts
   ],
 };

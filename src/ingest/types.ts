@@ -7,6 +7,7 @@ import type { BlobContent } from './blobs.js';
 import type { EncodedMessage } from './encoded-message.js';
 import type { ImapSummary } from '../message/summary.js';
 import type { QueueJob } from '../mailstore/submissions.js';
+import type { PreAcceptance } from '../spam/verdict.js';
 
 /** One attachment of a normalised message, decoded. */
 export interface InboundAttachment {
@@ -98,6 +99,8 @@ export interface RawDelivery {
    * SPF/DKIM/DMARC checks (the stored `auth` is null, as for API mail).
    */
   authenticated?: boolean;
+  /** What spam policy decided before the 250 (DECISIONS.md section 18), read by the classify step. */
+  spam?: PreAcceptance;
 }
 
 /**

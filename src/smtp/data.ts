@@ -4,6 +4,7 @@ import { domainOf, normalizeAddress } from '../domains/address.js';
 import { hostnameProblem } from '../domains/hostname.js';
 import type { RawDelivery } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
+import type { PreAcceptancePolicy } from '../spam/policy/types.js';
 import { receivedHeader, returnPathHeader } from './received.js';
 import { ReturnPathFilter } from './return-path.js';
 import type { Deliverable } from './recipients.js';
@@ -27,6 +28,8 @@ export interface DataDeps {
   overQuota(mailboxIds: number[], size: number): Promise<number[]>;
   /** Non-null while the ingest backlog is past its limit in time: 451 4.3.1 instead of acknowledging. */
   backlogFull?(): number | null;
+  /** Spam policy at the end of DATA: may refuse the message, or add what it decided to the delivery. */
+  policy?: PreAcceptancePolicy;
 }
 
 /** Whether no recipient can take a message of `size` bytes: every target mailbox full and nothing to forward. */
@@ -134,6 +137,15 @@ export function receiveMessage(deps: DataDeps, stream: SMTPServerDataStream, ses
       if ((deps.backlogFull?.() ?? null) !== null) {
         await spool.release();
         return finish(BACKLOG_FULL());
+      }
+      if (deps.policy) {
+        const clientHostname = session.clientHostname && !session.clientHostname.startsWith('[') ? session.clientHostname : null;
+        const decision = await deps.policy.message(delivery, { queueId, clientHostname });
+        if (decision.refuse) {
+          await spool.release();
+          return finish(decision.refuse);
+        }
+        if (decision.spam) delivery.spam = decision.spam;
       }
       await deps.accept(delivery);
     } catch (err) {

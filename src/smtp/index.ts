@@ -5,6 +5,7 @@ import type { Core } from '../core.js';
 import { databaseFile } from '../db/connection.js';
 import type { Ingest, QueuedRawParser, RawParser, RecipientResolver } from '../ingest/types.js';
 import type { CertificateSource } from '../tls/index.js';
+import type { PreAcceptancePolicy } from '../spam/policy/types.js';
 import { cachedQuota, cachedResolver } from './cache.js';
 import { createParserPool } from './parse-pool.js';
 import { createRecipientCheck } from './recipients.js';
@@ -15,6 +16,8 @@ export interface SmtpDeps {
   resolve: RecipientResolver;
   ingest: Ingest;
   tls: CertificateSource;
+  /** Spam policy before the 250 (src/spam/policy); none in listeners that need no policy. */
+  policy?: PreAcceptancePolicy;
 }
 
 /**
@@ -59,7 +62,7 @@ export function installSmtp(core: Core, deps: SmtpDeps, options: { limits?: Part
   const quota = cachedQuota((ids, incoming) => deps.ingest.overQuota(ids, Math.max(1, incoming)), clock, limits.maxSize);
   const checkRecipient = createRecipientCheck({ resolve: cachedResolver(deps.resolve, clock), quota, maxRecipients: limits.maxRecipients, hostname: config.hostname });
   const listener = createSmtpListener({ config, logger, clock, tls: deps.tls, checkRecipient, accept: (d) => deps.ingest.acceptRaw(d), overQuota: quota,
-    backlogFull: () => deps.ingest.backlogFull(), limits });
+    backlogFull: () => deps.ingest.backlogFull(), policy: deps.policy, limits });
 
   /** Spool files left by sessions that died mid-DATA before a crash: never acknowledged, never adopted. */
   async function sweepSpool(): Promise<void> {

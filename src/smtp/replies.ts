@@ -31,3 +31,11 @@ export const TOO_MANY_CONNECTIONS = () => smtpReply(421, '4.7.0 too many connect
 export const NEEDS_SMTPUTF8 = () => smtpReply(553, '5.6.7 non-ASCII addresses need the SMTPUTF8 parameter of MAIL');
 /** A MAIL or RCPT parameter of an extension we do not offer (RFC 5321 section 4.1.1.11). */
 export const UNSUPPORTED_PARAMETER = (name: string) => smtpReply(555, `5.5.4 unsupported parameter ${name}`);
+/** RCPT from a client address that a DNSBL zone lists (DECISIONS.md section 18). */
+export const DNSBL_LISTED = (zone: string) => smtpReply(554, `5.7.1 client address listed by ${zone}`);
+/** End of DATA: the From domain publishes DMARC p=reject (or sp=reject) and the message fails DMARC. */
+export const DMARC_REJECT = (domain: string) => smtpReply(550, `5.7.1 message refused by the DMARC policy of ${domain}`);
+/** End of DATA: rspamd's action was reject. */
+export const RSPAMD_REJECT = () => smtpReply(550, '5.7.1 message refused as spam');
+/** End of DATA: rspamd's action was soft reject or greylist: the sender tries again later. */
+export const RSPAMD_DEFER = () => smtpReply(451, '4.7.1 message deferred by the spam filter, try again later');

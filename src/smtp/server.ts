@@ -7,6 +7,7 @@ import type { Config } from '../config.js';
 import { RAW_IN_ROW_BYTES } from '../ingest/accept.js';
 import type { RawDelivery } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
+import type { PreAcceptancePolicy } from '../spam/policy/types.js';
 import type { CertificateSource } from '../tls/index.js';
 import { receiveMessage } from './data.js';
 import { coalesceReplies } from './coalesce.js';
@@ -96,6 +97,8 @@ export interface SmtpListenerDeps {
   overQuota(mailboxIds: number[], size: number): Promise<number[]>;
   /** Non-null while acknowledged mail waiting to be stored is past its limit in time (ingest backlogFull): new mail gets 451 4.3.1. */
   backlogFull?(): number | null;
+  /** Spam policy before the 250 (DNSBL at RCPT, DMARC reject and rspamd at the end of DATA). */
+  policy?: PreAcceptancePolicy;
   limits?: Partial<ListenerLimits>;
 }
 
@@ -144,6 +147,7 @@ export function createSmtpListener(deps: SmtpListenerDeps) {
         logger.debug({ ip: session.remoteAddress }, 'smtp connection over the per-address limit');
         return callback(TOO_MANY_CONNECTIONS());
       }
+      deps.policy?.connected(session.remoteAddress);
       callback();
     },
 
@@ -178,7 +182,9 @@ export function createSmtpListener(deps: SmtpListenerDeps) {
       const args = envelope.mailFrom ? envelope.mailFrom.args : false;
       const declared = args && typeof args.SIZE === 'string' ? Number(args.SIZE) : 0;
       deps.checkRecipient(address.address, soFar, declared).then(
-        (resolution) => {
+        async (resolution) => {
+          const refusal = deps.policy ? await deps.policy.recipient({ remoteAddress: session.remoteAddress, address: address.address }) : null;
+          if (refusal) return refuse(refusal);
           map.set(key, resolution);
           resolutions.set(envelope, map);
           callback();
@@ -201,6 +207,7 @@ export function createSmtpListener(deps: SmtpListenerDeps) {
         accept: deps.accept,
         overQuota: deps.overQuota,
         backlogFull: deps.backlogFull,
+        policy: deps.policy,
       }, stream, session, (err, message) => {
         clearTimeout(timer);
         inFlight--;

@@ -18,7 +18,8 @@ const RCODE = { SERVFAIL: 2, NXDOMAIN: 3, REFUSED: 5 } as const;
 };
 
 type Rr = { type: 'MX'; exchange: string; priority: number } | { type: 'TXT'; chunks: string[] }
-  | { type: 'SRV'; priority: number; weight: number; port: number; target: string } | { type: 'CNAME'; target: string };
+  | { type: 'SRV'; priority: number; weight: number; port: number; target: string } | { type: 'CNAME'; target: string }
+  | { type: 'A'; address: string };
 
 /** Splits a TXT value into character-strings of at most 255 bytes, as zone files do for long records. */
 export function chunk(value: string, size = 255): string[] {
@@ -47,7 +48,7 @@ export async function startZone(t: ExecutionContext) {
     response.header.aa = 1;
     const [q] = request.questions;
     const name = String(q.name).toLowerCase().replace(/\.$/, '');
-    const typeName = ({ [Packet.TYPE.MX]: 'MX', [Packet.TYPE.TXT]: 'TXT', [Packet.TYPE.SRV]: 'SRV', [Packet.TYPE.CNAME]: 'CNAME' } as Record<number, string>)[q.type];
+    const typeName = ({ [Packet.TYPE.A]: 'A', [Packet.TYPE.MX]: 'MX', [Packet.TYPE.TXT]: 'TXT', [Packet.TYPE.SRV]: 'SRV', [Packet.TYPE.CNAME]: 'CNAME' } as Record<number, string>)[q.type];
     queries.push(`${typeName ?? q.type} ${name}`);
     if (under(name, silent)) return;
     if (mode !== 'answer' || under(name, failing)) {
@@ -64,6 +65,8 @@ export async function startZone(t: ExecutionContext) {
         response.answers.push({ name: q.name, type: Packet.TYPE.TXT, class: Packet.CLASS.IN, ttl: 0, data: rr.chunks } as any);
       } else if (rr.type === 'SRV' && q.type === Packet.TYPE.SRV) {
         response.answers.push({ name: q.name, type: Packet.TYPE.SRV, class: Packet.CLASS.IN, ttl: 0, priority: rr.priority, weight: rr.weight, port: rr.port, target: rr.target } as any);
+      } else if (rr.type === 'A' && q.type === Packet.TYPE.A) {
+        response.answers.push({ name: q.name, type: Packet.TYPE.A, class: Packet.CLASS.IN, ttl: 0, address: rr.address } as any);
       } else if (rr.type === 'CNAME' && q.type === Packet.TYPE.CNAME) {
         response.answers.push({ name: q.name, type: Packet.TYPE.CNAME, class: Packet.CLASS.IN, ttl: 0, domain: rr.target } as any);
       }
@@ -120,6 +123,8 @@ export async function startZone(t: ExecutionContext) {
     txt(name: string, value: string | string[]) { add(name, { type: 'TXT', chunks: Array.isArray(value) ? value : chunk(value) }); },
     srv(name: string, port: number, target: string, priority = 0, weight = 1) { add(name, { type: 'SRV', priority, weight, port, target }); },
     cname(name: string, target: string) { add(name, { type: 'CNAME', target }); },
+    /** Adds an A record (a DNSBL listing is one). */
+    a(name: string, address: string) { add(name, { type: 'A', address }); },
     /**
      * Publishes a record set as the API lists it: MX priority as text, TXT values chunked, SRV
      * values as `<weight> <port> <target>` with the priority apart.

@@ -58,7 +58,7 @@ export async function signIn(page: Page, origin: string, key: string): Promise<v
 }
 
 /** Goes to a page through the navigation and waits for its heading. */
-export async function goTo(page: Page, name: 'Domains' | 'Mailboxes' | 'Aliases' | 'Inbox' | 'Webhooks' | 'Outbound'): Promise<void> {
+export async function goTo(page: Page, name: 'Domains' | 'Mailboxes' | 'Aliases' | 'Inbox' | 'Webhooks' | 'Outbound' | 'Spam'): Promise<void> {
   await page.getByRole('navigation').getByRole('link', { name }).click();
   await page.getByRole('heading', { level: 1, name }).waitFor();
 }

@@ -75,6 +75,8 @@ export interface ClientOptions {
   /** STARTTLS: 'require' fails when not offered, 'ignore' never upgrades (default). */
   tls?: 'require' | 'ignore';
   name?: string;
+  /** The client's own address (a DNSBL test connects from 127.0.0.2). */
+  localAddress?: string;
 }
 
 /** A connected nodemailer SMTP client (EHLO done); closed by the caller or at the end of the test. */
@@ -87,6 +89,7 @@ export async function smtpClient(port: number, opts: ClientOptions = {}): Promis
     requireTLS: opts.tls === 'require',
     tls: { rejectUnauthorized: false },
     name: opts.name ?? 'client.example',
+    localAddress: opts.localAddress,
     connectionTimeout: 10_000,
     greetingTimeout: 10_000,
     socketTimeout: 30_000,

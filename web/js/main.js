@@ -9,6 +9,7 @@ import * as aliases from './pages/aliases.js';
 import * as inbox from './pages/inbox.js';
 import * as webhooks from './pages/webhooks.js';
 import * as outbound from './pages/outbound.js';
+import * as spam from './pages/spam.js';
 
 /** @typedef {{ render: (main: HTMLElement) => (void | (() => void) | Promise<void | (() => void)>) }} Page */
 /** @type {Array<[string, string, Page]>} route, navigation name, page */
@@ -19,6 +20,7 @@ const PAGES = [
   ['inbox', 'Inbox', inbox],
   ['webhooks', 'Webhooks', webhooks],
   ['outbound', 'Outbound', outbound],
+  ['spam', 'Spam', spam],
 ];
 
 const root = /** @type {HTMLElement} */ (document.getElementById('app'));

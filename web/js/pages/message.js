@@ -1,5 +1,6 @@
-// The reading pane of the inbox: headers, authentication results, the text or HTML part, the
-// attachments (through signed links), the raw source; "Mark as read" and "Delete".
+// The reading pane of the inbox: headers, authentication results, the spam verdict and its
+// reasons, the text or HTML part, the attachments (through signed links), the raw source; "Mark as
+// read", "Junk", "Not junk" (they also train the filter) and "Delete".
 import { api, get, post } from '../api.js';
 import { fill, h, table, when } from '../dom.js';
 import { mailFrame } from '../mail-frame.js';
@@ -14,6 +15,24 @@ function authResult(r) {
   if (typeof r === 'string') return r;
   if (typeof r === 'object') return String(r.result ?? r.status ?? JSON.stringify(r));
   return String(r);
+}
+
+/**
+ * The spam verdict as section 18 of DECISIONS.md gives it: verdict, score against threshold, the
+ * filter, and every reason with its score. Mail never classified (sent, imported) shows nothing.
+ * @param {any} spam
+ */
+function spamVerdict(spam) {
+  if (!spam || typeof spam !== 'object') return null;
+  const junk = spam.verdict === 'junk';
+  const reasons = Array.isArray(spam.reasons) ? spam.reasons : [];
+  const signed = (/** @type {number} */ n) => (n > 0 ? `+${n}` : String(n));
+  return h('section', { class: 'spam', 'aria-label': 'Spam verdict' },
+    h('p', {},
+      h('span', { class: `badge ${junk ? 's-fail' : 's-pass'}` }, junk ? 'Junk' : 'Not junk'),
+      ` score ${spam.score} of ${spam.threshold} (${spam.filter} filter)`),
+    reasons.length ? h('ul', { class: 'spam-reasons', 'aria-label': 'Spam reasons' }, reasons.map((/** @type {any} */ r) =>
+      h('li', {}, h('code', {}, r.rule), ` ${signed(r.score)}`, r.detail ? ` — ${r.detail}` : ''))) : null);
 }
 
 /**
@@ -60,6 +79,23 @@ export async function showMessage(pane, id, changed) {
       changed('read');
     } catch (e) { msg.error(e); }
   }
+  /** Moves the message to Junk or back to INBOX, which also trains the filter. @param {'junk' | 'not-junk'} as */
+  async function mark(as) {
+    try {
+      await post(`/v1/emails/${id}/${as}`);
+      changed('read');
+      // Drawn again (new folder, keywords), with the outcome in the new pane's status line.
+      await showMessage(pane, id, changed);
+      const status = pane.querySelector('.messages');
+      if (status) fill(status, h('p', { class: 'info' }, as === 'junk' ? 'Moved to Junk; the filter learns from it.' : 'Moved to the inbox; the filter learns from it.'));
+    } catch (e) { msg.error(e); }
+  }
+  // Where the message is decides which way it can be corrected (a rescued junk verdict stays in its record).
+  const inJunk = typeof email.folder === 'string' ? email.folder === 'Junk' : email.spam?.verdict === 'junk';
+  const junkButton = inJunk
+    ? h('button', { type: 'button', onclick: () => mark('not-junk') }, 'Not junk')
+    : h('button', { type: 'button', onclick: () => mark('junk') }, 'Junk');
+
   async function remove() {
     if (!confirm(`Delete “${email.subject || '(no subject)'}”?`)) return;
     try {
@@ -97,12 +133,13 @@ export async function showMessage(pane, id, changed) {
 
   fill(pane,
     h('h2', { tabindex: -1, class: 'mail-subject' }, email.subject || '(no subject)'),
-    h('div', { class: 'actions' }, email.is_read ? null : readButton,
+    h('div', { class: 'actions' }, email.is_read ? null : readButton, junkButton,
       h('button', { type: 'button', class: 'danger', onclick: remove }, 'Delete'), rawButton),
     msg.el,
     h('dl', { class: 'headers' }, headerRows.map((r) => [h('dt', {}, /** @type {any} */ (r)[0]), h('dd', {}, /** @type {any} */ (r)[1])])),
     h('p', { class: 'auth', 'aria-label': 'Authentication results' },
       ['spf', 'dkim', 'dmarc'].map((k) => h('span', { class: `badge s-${authResult(auth[k]).toLowerCase()}` }, `${k.toUpperCase()}: ${authResult(auth[k])}`))),
+    spamVerdict(email.spam),
     attachments.length ? h('section', { 'aria-label': 'Attachments', class: 'attachments' }, h('h3', {}, 'Attachments'),
       h('ul', {}, attachments.map((/** @type {any} */ a) => h('li', {},
         h('button', { type: 'button', onclick: () => download(a), 'aria-label': `Download ${a.filename || 'attachment'}` }, a.filename || 'attachment'),
