@@ -6,7 +6,7 @@ import type { RawDelivery } from '../../ingest/types.js';
 import type { Logger } from '../../logger.js';
 import type { Authenticator } from '../../smtp/auth.js';
 import type { DnsLookup } from '../../smtp/dns.js';
-import { headerEnd, splitHeaderBlock } from '../../smtp/mime.js';
+import { headerEnd, splitHeaderBlock } from '../../message/headers.js';
 import { DMARC_REJECT, type SmtpReply } from '../../smtp/replies.js';
 import type { AllowedSender } from './types.js';
 
