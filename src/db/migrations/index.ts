@@ -19,6 +19,8 @@ import * as m017 from './017_pg_keys_notify.js';
 import * as m018 from './018_pg_fts_received.js';
 import * as m019 from './019_inbound_set_aside.js';
 import * as m023 from './023_login_attempts_pending.js';
+import * as m026 from './026_sieve_scripts.js';
+import * as m027 from './027_vacation_replies.js';
 
 /**
  * Every migration, by name; names sort in the order they run. A capability adds its own numbered
@@ -45,4 +47,6 @@ export const migrations: Record<string, Migration> = {
   '018_pg_fts_received': m018,
   '019_inbound_set_aside': m019,
   '023_login_attempts_pending': m023,
+  '026_sieve_scripts': m026,
+  '027_vacation_replies': m027,
 };
