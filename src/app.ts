@@ -23,6 +23,7 @@ import { createRouteRegistry } from './http/registry.js';
 import { createHttpApp } from './http/server.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
+import { installSieveStore } from './sieve-store/index.js';
 import { installSmtp } from './smtp/index.js';
 import { installSubmission } from './submission/index.js';
 import { taskCronJobs } from './tasks/cron.js';
@@ -111,6 +112,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const domains = installDomains(core);
   const mailboxes = installMailboxes(core, { domains });
   const aliases = installAliases(core, { mailboxes });
+  const sieve = installSieveStore(core, { mailboxes });      // Sieve scripts and vacation (DECISIONS.md section 19)
   installLegacy(core, { domains, mailboxes, aliases });       // variant B: another face of the three above
   const webhooks = installWebhooks(core);                    // -> webhooks.events (EventRecorder)
   // SRS bounces to forwarded mail resolve at RCPT like any recipient, so both inbound paths get this resolver.
@@ -148,6 +150,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
     imap,
     acme,
     submission,
+    sieve,
 
     /** Starts the worker, the listeners and cron; resolves with the real ports. */
     async start(): Promise<{ httpPort: number; smtpPort: number; imapPort: number | null; imapStarttlsPort: number | null; submissionPort: number | null; submissionsPort: number | null }> {
