@@ -24,6 +24,7 @@ import { createHttpApp } from './http/server.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
 import { installSieveStore } from './sieve-store/index.js';
+import { installManageSieve } from './managesieve/index.js';
 import { installSmtp } from './smtp/index.js';
 import { installSubmission } from './submission/index.js';
 import { taskCronJobs } from './tasks/cron.js';
@@ -123,6 +124,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const dns = installDns(core, { domains });
   const imap = installImap(core, { emails, tls });
   const submission = installSubmission(core, { resolve: bounces.resolve, emails, folders: imap.messages, outbound, tls });
+  const managesieve = installManageSieve(core, { tls, scripts: sieve.scripts }); // RFC 5804 (DECISIONS.md section 19)
   const imports = installImport(core, { emails, messages: imap.messages }); // import and export (DECISIONS.md section 20)
   const autoconfig = installAutoconfig(core, { domains });
 
@@ -153,7 +155,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
     sieve,
 
     /** Starts the worker, the listeners and cron; resolves with the real ports. */
-    async start(): Promise<{ httpPort: number; smtpPort: number; imapPort: number | null; imapStarttlsPort: number | null; submissionPort: number | null; submissionsPort: number | null }> {
+    async start(): Promise<{ httpPort: number; smtpPort: number; imapPort: number | null; imapStarttlsPort: number | null; submissionPort: number | null; submissionsPort: number | null; managesievePort: number | null }> {
       await queue.start();
       await webhooks.start();
       await emails.start();
@@ -173,10 +175,11 @@ export async function createApp({ config, clock = systemClock, logger = createLo
       const smtpPort = await smtp.listen();
       const { imapPort, imapStarttlsPort } = await imap.listen();
       const { submissionPort, submissionsPort } = await submission.listen();
+      const managesievePort = await managesieve.listen();
       outbound.start();
       cron.start();
       acme.start(); // the CA validates HTTP-01 through the listener opened above
-      return { httpPort, smtpPort, imapPort, imapStarttlsPort, submissionPort, submissionsPort };
+      return { httpPort, smtpPort, imapPort, imapStarttlsPort, submissionPort, submissionsPort, managesievePort };
     },
 
     /** Stops accepting, lets in-flight HTTP requests, SMTP sessions and tasks finish, closes the database. */
@@ -186,7 +189,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
       lifecycle.draining = true;
       imports.stop();                                        // running imports are queued again and resume at the next start
       const httpClosed = server ? closeHttp(server) : Promise.resolve();
-      await Promise.all([httpClosed, smtp.close(), imap.close(), submission.close(), webhooks.stop(), outbound.stop()]);
+      await Promise.all([httpClosed, smtp.close(), imap.close(), submission.close(), managesieve.close(), webhooks.stop(), outbound.stop()]);
       await emails.stop();
       await smtp.stopParsers();
       await queue.stop();
