@@ -50,15 +50,21 @@ export const DEFAULT_HOOKS: RuntimeHooks = {
     return null;
   },
   spamtest(percent, rt) {
-    // RFC 5235: "0" means not classified; 1-10 (or 0-100 with :percent) rises with the score, scaled
-    // against the threshold, so that every junk verdict reads 10 (100 %).
-    const spam = rt.input.spam;
-    if (!spam) return '0';
-    const ratio = spam.threshold > 0 ? Math.min(1, Math.max(0, spam.score / spam.threshold)) : (spam.verdict === 'junk' ? 1 : 0);
-    const level = spam.verdict === 'junk' ? 1 : Math.min(ratio, 0.99);
-    return percent ? String(Math.round(level * 100)) : String(1 + Math.floor(level * 9 + (spam.verdict === 'junk' ? 0 : 0.5)));
+    return spamtestValue(rt.input.spam, percent);
   },
 };
+
+/**
+ * RFC 5235: "0" means not classified; otherwise 1-10 (0-100 with :percent) rises with the score scaled
+ * against the threshold (the scaling Pigeonhole uses), so 10 (100) means at or over the threshold.
+ */
+export function spamtestValue(spam: SieveMessageInput['spam'], percent: boolean): string {
+  if (!spam) return '0';
+  let ratio = spam.threshold > 0 ? spam.score / spam.threshold : (spam.verdict === 'junk' ? 1 : 0);
+  if (spam.verdict === 'junk') ratio = Math.max(ratio, 1);
+  ratio = Math.min(1, Math.max(0, ratio));
+  return percent ? String(Math.round(ratio * 100)) : String(1 + Math.floor(ratio * 9));
+}
 
 /** Runs the calls of a block; returns false once `stop` ran. */
 function runBlock(calls: Call[], rt: Runtime): void {

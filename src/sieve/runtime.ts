@@ -15,7 +15,7 @@ export interface RuntimeHooks {
 }
 
 export class Runtime {
-  readonly message: SieveMessage;
+  message: SieveMessage;
   readonly variables = new Map<string, string>();
   matchVariables: string[] = [];
   flags: string[] = [];
@@ -28,7 +28,7 @@ export class Runtime {
   /** Evaluates a nested test (set by the interpreter). */
   evaluate: (call: Call) => boolean = () => false;
 
-  constructor(readonly required: ReadonlySet<string>, readonly input: SieveMessageInput, readonly hooks: RuntimeHooks,
+  constructor(readonly required: ReadonlySet<string>, public input: SieveMessageInput, readonly hooks: RuntimeHooks,
     readonly registry: Registry) {
     this.message = new SieveMessage(input.raw);
     this.evaluate = (call) => this.testSpec(call.name).evaluate(call, this);
