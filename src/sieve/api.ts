@@ -1,6 +1,8 @@
 // The Sieve engine's whole surface as the delivery side uses it (DECISIONS.md section 19).
 // Parse once (parseSieve), run per delivered message (runSieve); the outcome always says where the
 // message goes, so a script error can never lose a message.
+import { compile, execute } from './engine.js';
+import { SIEVE_EXTENSION_LIST } from './registry.js';
 
 /** A parse or runtime error, 1-based line and column. */
 export interface SieveError { line: number; column: number; message: string }
@@ -41,20 +43,14 @@ export type SieveAction =
 export interface SieveOutcome { actions: SieveAction[]; error?: SieveError }
 
 /** The SIEVE capability list of section 19 (ManageSieve CAPABILITY, `require` validation). */
-export const SIEVE_EXTENSIONS: readonly string[] = Object.freeze([
-  'fileinto', 'reject', 'ereject', 'envelope', 'encoded-character', 'imap4flags', 'vacation',
-  'vacation-seconds', 'variables', 'body', 'copy', 'subaddress', 'relational',
-  'comparator-i;ascii-numeric', 'mailbox', 'date', 'index', 'spamtest', 'spamtestplus',
-]);
+export const SIEVE_EXTENSIONS: readonly string[] = SIEVE_EXTENSION_LIST;
 
-/** Parses and validates a script (stub until the engine lands: refuses every script). */
+/** Parses and validates a script (at most 64 KB); errors say "line L, column C: ...". */
 export function parseSieve(text: string): ParseResult {
-  void text;
-  return { ok: false, error: { line: 1, column: 1, message: 'the Sieve engine is not built yet' } };
+  return compile(text);
 }
 
-/** Runs a compiled script on one message (stub until the engine lands: implicit keep). */
+/** Runs a compiled script on one message; never throws (a runtime error is keep + error). */
 export function runSieve(script: CompiledScript, input: SieveMessageInput): SieveOutcome {
-  void script; void input;
-  return { actions: [{ type: 'keep', flags: [] }] };
+  return execute(script, input);
 }

@@ -1,0 +1,24 @@
+// Address parts of RFC 5228 2.7.4 and RFC 5233 (subaddress: user+detail).
+import addressparser from 'nodemailer/lib/addressparser/index.js';
+
+export type AddressPart = 'all' | 'localpart' | 'domain' | 'user' | 'detail';
+export const DETAIL_SEPARATOR = '+';
+
+/** The addresses of one header field value (groups flattened). */
+export function addressesOf(value: string): string[] {
+  const out: string[] = [];
+  for (const a of addressparser(value, { flatten: true })) if (a.address) out.push(a.address);
+  return out;
+}
+
+/** One part of an address, or null when it has none (:detail without a separator). */
+export function addressPart(address: string, part: AddressPart): string | null {
+  if (part === 'all') return address;
+  const at = address.lastIndexOf('@');
+  const local = at < 0 ? address : address.slice(0, at);
+  if (part === 'domain') return at < 0 ? '' : address.slice(at + 1);
+  if (part === 'localpart') return local;
+  const sep = local.indexOf(DETAIL_SEPARATOR);
+  if (part === 'user') return sep < 0 ? local : local.slice(0, sep);
+  return sep < 0 ? null : local.slice(sep + 1);
+}

@@ -1,0 +1,40 @@
+// The body test's transforms (RFC 5173 5): :raw (undecoded body), :content (parts of given types,
+// decoded), :text (the text parts, decoded; HTML reduced to its text).
+import { decodedText, type MimePart, type SieveMessage } from './message.js';
+
+function leaves(part: MimePart, out: MimePart[]): MimePart[] {
+  if (part.children.length === 0) out.push(part);
+  for (const child of part.children) leaves(child, out);
+  return out;
+}
+
+function all(part: MimePart, out: MimePart[]): MimePart[] {
+  out.push(part);
+  for (const child of part.children) all(child, out);
+  return out;
+}
+
+function typeMatches(contentType: string, wanted: string): boolean {
+  const w = wanted.toLowerCase();
+  if (w === '') return true;
+  return w.includes('/') ? contentType === w : contentType.split('/')[0] === w;
+}
+
+const htmlToText = (html: string): string => html.replace(/<[^>]*>/g, ' ').replace(/&nbsp;/g, ' ').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+
+export function bodyValues(message: SieveMessage, mode: 'raw' | 'content' | 'text', types: string[]): string[] {
+  if (mode === 'raw') return [message.bodyRaw.toString('utf8')];
+  const root = message.mime();
+  if (mode === 'text') {
+    return leaves(root, []).filter((p) => p.contentType.startsWith('text/'))
+      .map((p) => (p.contentType === 'text/html' ? htmlToText(decodedText(p)) : decodedText(p)));
+  }
+  const out: string[] = [];
+  for (const part of all(root, [])) {
+    if (!types.some((t) => typeMatches(part.contentType, t))) continue;
+    if (part.contentType.startsWith('multipart/')) out.push(part.prologue?.toString('utf8') ?? '');
+    else if (part.contentType === 'message/rfc822') continue;
+    else out.push(decodedText(part));
+  }
+  return out;
+}

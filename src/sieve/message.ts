@@ -1,0 +1,170 @@
+// A small, synchronous reader of the delivered message: header fields (unfolded, RFC 2047 decoded), the raw
+// body and MIME parts for the body test. Lighter than mailparser, which is asynchronous and parses everything.
+
+export interface HeaderField { name: string; raw: string }
+export interface MimePart { contentType: string; headers: HeaderField[]; body: Buffer; children: MimePart[]; prologue?: Buffer }
+
+export class SieveMessage {
+  readonly headers: HeaderField[];
+  readonly bodyRaw: Buffer;
+  private partsCache: MimePart | null = null;
+
+  constructor(readonly raw: Buffer) {
+    const split = splitHeader(raw);
+    this.headers = split.headers;
+    this.bodyRaw = split.body;
+  }
+
+  get size(): number { return this.raw.length; }
+
+  /** Unfolded raw values of a header, in message order. */
+  rawValues(name: string): string[] {
+    const lower = name.toLowerCase();
+    return this.headers.filter((h) => h.name.toLowerCase() === lower).map((h) => h.raw);
+  }
+
+  /** Decoded values (RFC 2047), leading and trailing white space removed. */
+  values(name: string): string[] {
+    return this.rawValues(name).map((v) => decodeWords(v).trim());
+  }
+
+  has(name: string): boolean {
+    const lower = name.toLowerCase();
+    return this.headers.some((h) => h.name.toLowerCase() === lower);
+  }
+
+  mime(): MimePart {
+    if (!this.partsCache) this.partsCache = parsePart(this.headers, this.bodyRaw, 'text/plain', 0);
+    return this.partsCache;
+  }
+}
+
+function splitHeader(raw: Buffer): { headers: HeaderField[]; body: Buffer } {
+  let end = -1;
+  let bodyStart = raw.length;
+  for (let i = 0; i < raw.length; i++) {
+    if (raw[i] !== 0x0a) continue;
+    if (raw[i + 1] === 0x0a) { end = i + 1; bodyStart = i + 2; break; }
+    if (raw[i + 1] === 0x0d && raw[i + 2] === 0x0a) { end = i + 1; bodyStart = i + 3; break; }
+  }
+  if (i0(raw)) { end = 0; bodyStart = raw[0] === 0x0d ? 2 : 1; }
+  const headText = raw.subarray(0, end < 0 ? raw.length : end).toString('utf8');
+  return { headers: parseHeaderLines(headText), body: raw.subarray(Math.min(bodyStart, raw.length)) };
+}
+
+/** A message that starts with an empty line has no header at all. */
+function i0(raw: Buffer): boolean {
+  return raw[0] === 0x0a || (raw[0] === 0x0d && raw[1] === 0x0a);
+}
+
+function parseHeaderLines(text: string): HeaderField[] {
+  const out: HeaderField[] = [];
+  for (const line of text.split(/\r?\n/)) {
+    if (line === '') continue;
+    if ((line[0] === ' ' || line[0] === '\t') && out.length) {
+      out[out.length - 1].raw += line;
+      continue;
+    }
+    const colon = line.indexOf(':');
+    if (colon <= 0) continue;
+    const name = line.slice(0, colon).trimEnd();
+    if (!/^[\x21-\x39\x3b-\x7e]+$/.test(name)) continue;
+    out.push({ name, raw: line.slice(colon + 1) });
+  }
+  return out;
+}
+
+const ENCODED_WORD = /=\?([^?\s]+)\?([bBqQ])\?([^?\s]*)\?=/g;
+
+/** RFC 2047 encoded words; white space between two adjacent encoded words is dropped. */
+export function decodeWords(value: string): string {
+  if (!value.includes('=?')) return value;
+  const joined = value.replace(/(=\?[^?\s]+\?[bBqQ]\?[^?\s]*\?=)\s+(?==\?[^?\s]+\?[bBqQ]\?[^?\s]*\?=)/g, '$1');
+  return joined.replace(ENCODED_WORD, (whole, charset: string, enc: string, text: string) => {
+    let bytes: Buffer;
+    if (enc.toLowerCase() === 'b') bytes = Buffer.from(text, 'base64');
+    else {
+      bytes = Buffer.from(text.replace(/_/g, ' ').replace(/=([0-9a-fA-F]{2})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16))), 'latin1');
+    }
+    return decodeCharset(bytes, charset.replace(/\*.*$/, '')) ?? whole;
+  });
+}
+
+export function decodeCharset(bytes: Buffer, charset: string): string | null {
+  try {
+    return new TextDecoder(charset.toLowerCase() === 'us-ascii' ? 'utf-8' : charset).decode(bytes);
+  } catch {
+    return null;
+  }
+}
+
+/** Content-Type value parts: "type/subtype" lower-cased and parameters. */
+export function parseContentType(value: string | undefined, fallback: string): { type: string; params: Record<string, string> } {
+  if (!value) return { type: fallback, params: {} };
+  const [head, ...rest] = value.split(';');
+  const type = head.trim().toLowerCase() || fallback;
+  const params: Record<string, string> = {};
+  for (const p of rest) {
+    const eq = p.indexOf('=');
+    if (eq < 0) continue;
+    let v = p.slice(eq + 1).trim();
+    if (v.startsWith('"')) v = v.slice(1, v.lastIndexOf('"') > 0 ? v.lastIndexOf('"') : undefined).replace(/\\(.)/g, '$1');
+    params[p.slice(0, eq).trim().toLowerCase()] = v;
+  }
+  return { type: type.includes('/') ? type : fallback, params };
+}
+
+function headerValue(headers: HeaderField[], name: string): string | undefined {
+  return headers.find((h) => h.name.toLowerCase() === name)?.raw.trim();
+}
+
+function parsePart(headers: HeaderField[], body: Buffer, fallback: string, depth: number): MimePart {
+  const ct = parseContentType(headerValue(headers, 'content-type'), fallback);
+  const part: MimePart = { contentType: ct.type, headers, body, children: [] };
+  if (depth > 20) return part;
+  if (ct.type.startsWith('multipart/') && ct.params.boundary) {
+    const childDefault = ct.type === 'multipart/digest' ? 'message/rfc822' : 'text/plain';
+    const { prologue, parts } = splitMultipart(body, ct.params.boundary);
+    part.prologue = prologue;
+    for (const p of parts) {
+      const s = splitHeader(p);
+      part.children.push(parsePart(s.headers, s.body, childDefault, depth + 1));
+    }
+  } else if (ct.type === 'message/rfc822') {
+    const s = splitHeader(body);
+    part.children.push(parsePart(s.headers, s.body, 'text/plain', depth + 1));
+  }
+  return part;
+}
+
+function splitMultipart(body: Buffer, boundary: string): { prologue: Buffer; parts: Buffer[] } {
+  const text = body.toString('latin1');
+  const lines = text.split(/(?<=\n)/);
+  const delim = '--' + boundary;
+  const parts: Buffer[] = [];
+  let prologue = '';
+  let current: string[] | null = null;
+  for (const line of lines) {
+    const bare = line.replace(/\r?\n$/, '').trimEnd();
+    if (bare === delim || bare === delim + '--') {
+      if (current) parts.push(Buffer.from(current.join('').replace(/\r?\n$/, ''), 'latin1'));
+      if (bare === delim + '--') { current = null; break; }
+      current = [];
+    } else if (current) current.push(line);
+    else if (!parts.length) prologue += line;
+  }
+  if (current) parts.push(Buffer.from(current.join(''), 'latin1'));
+  return { prologue: Buffer.from(prologue, 'latin1'), parts };
+}
+
+/** A part's content with its transfer encoding undone and its charset decoded (text parts). */
+export function decodedText(part: MimePart): string {
+  const cte = (headerValue(part.headers, 'content-transfer-encoding') ?? '').toLowerCase();
+  let bytes = part.body;
+  if (cte === 'base64') bytes = Buffer.from(bytes.toString('latin1').replace(/[^A-Za-z0-9+/=]/g, ''), 'base64');
+  else if (cte === 'quoted-printable') {
+    bytes = Buffer.from(bytes.toString('latin1').replace(/=\r?\n/g, '').replace(/=([0-9a-fA-F]{2})/g, (_m, h: string) => String.fromCharCode(parseInt(h, 16))), 'latin1');
+  }
+  const charset = parseContentType(headerValue(part.headers, 'content-type'), 'text/plain').params.charset ?? 'utf-8';
+  return decodeCharset(bytes, charset) ?? bytes.toString('latin1');
+}

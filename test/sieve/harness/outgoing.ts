@@ -1,0 +1,46 @@
+// Messages the test mail system "sends" when a result is executed: redirects as they are, rejects as a
+// refusal to the envelope sender, vacation replies with the RFC 3834 rules of DECISIONS.md section 19.
+import type { SieveAction } from '../../../src/sieve/api.js';
+import type { Runtime } from '../../../src/sieve/runtime.js';
+import { addressesOf } from '../../../src/sieve/address.js';
+
+export interface Sent { from: string | null; to: string; raw: Buffer }
+
+function vacationAllowed(rt: Runtime, action: Extract<SieveAction, { type: 'vacation' }>): boolean {
+  const sender = rt.input.envelope.from;
+  if (!sender) return false;
+  const local = sender.split('@')[0].toLowerCase();
+  if (local === 'mailer-daemon' || local.startsWith('owner-') || local.endsWith('-request')) return false;
+  const m = rt.message;
+  const auto = m.values('auto-submitted')[0];
+  if (auto && auto.toLowerCase().split(';')[0].trim() !== 'no') return false;
+  if (m.has('list-id') || m.has('list-unsubscribe')) return false;
+  const precedence = (m.values('precedence')[0] ?? '').toLowerCase();
+  if (['bulk', 'list', 'junk'].includes(precedence)) return false;
+  const mine = new Set([rt.input.envelope.to, ...action.addresses].map((a) => a.toLowerCase()));
+  const listed = ['to', 'cc', 'bcc', 'resent-to', 'resent-cc'].flatMap((h) => m.values(h).flatMap(addressesOf)).map((a) => a.toLowerCase());
+  return listed.some((a) => mine.has(a));
+}
+
+export function outgoingMessages(rt: Runtime, actions: SieveAction[], config: Map<string, string>): Sent[] {
+  const out: Sent[] = [];
+  const subject = rt.message.values('subject')[0] ?? '';
+  const messageId = rt.message.values('message-id')[0];
+  for (const a of actions) {
+    if (a.type === 'redirect') out.push({ from: rt.input.envelope.from, to: a.address, raw: rt.message.raw });
+    if (a.type === 'reject' && rt.input.envelope.from) {
+      const raw = `From: Postmaster <postmaster@example.net>\r\nTo: <${rt.input.envelope.from}>\r\nSubject: Automatically rejected mail\r\n` +
+        `Auto-Submitted: auto-replied (rejected)\r\nMIME-Version: 1.0\r\n\r\n${a.reason}\r\n`;
+      out.push({ from: null, to: rt.input.envelope.from, raw: Buffer.from(raw) });
+    }
+    if (a.type === 'vacation' && vacationAllowed(rt, a)) {
+      const from = a.from ?? config.get('sieve_user_email') ?? rt.input.envelope.to;
+      const subj = a.subject ?? `Auto: ${subject}`;
+      const refs = messageId ? `In-Reply-To: ${messageId}\r\nReferences: ${messageId}\r\n` : '';
+      const raw = `From: ${from}\r\nTo: <${rt.input.envelope.from}>\r\nSubject: ${subj}\r\n${refs}Auto-Submitted: auto-replied (vacation)\r\nPrecedence: bulk\r\n` +
+        (a.mime ? `${a.reason}` : `MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${a.reason}\r\n`);
+      out.push({ from: null, to: rt.input.envelope.from!, raw: Buffer.from(raw) });
+    }
+  }
+  return out;
+}
