@@ -192,5 +192,9 @@ export default {
     'test/web/signin.test.ts',
     'test/web/tables.test.ts',
     'test/web/webhooks.test.ts',
+    // Sieve storage, ManageSieve, delivery filter and vacation (DECISIONS.md section 19).
+    'test/sieve-store/*.test.ts',
+    'test/managesieve/*.test.ts',
+    'test/vacation/*.test.ts',
   ],
 };
