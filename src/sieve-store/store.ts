@@ -40,7 +40,9 @@ export function checkScript(text: string): CompiledScript {
   const parsed = parseSieve(text);
   if (!parsed.ok) {
     const e = parsed.error;
-    throw new SieveStoreError('parse', `line ${e.line}, column ${e.column}: ${e.message}`, e);
+    // The engine's message may already name the place.
+    const text = /^line \d+, column \d+/.test(e.message) ? e.message : `line ${e.line}, column ${e.column}: ${e.message}`;
+    throw new SieveStoreError('parse', text, e);
   }
   return parsed.script;
 }
