@@ -149,9 +149,9 @@ export function createEmailWriter({ store, markers, clock }: { store: EmailStore
         if (!placed) continue;
         const seen = placed.flags.includes('\\Seen');
         const row = { ...r, folder: placed.folder, flags: placed.flags.filter((f) => f !== '\\Seen').join(' '), read_at: seen ? now : null, imported: placed.extra ? 1 : 0 };
+        // The partial index's predicate is written as a literal: SQLite matches no index to a bound 0.
         const done = await trx.insertInto('emails').values(row)
           .onConflict((oc) => oc.columns(['mailbox_id', 'message_id']).where('imported', '=', sql.lit(0)).doNothing()).returning('id').executeTakeFirst();
-        // The partial index's predicate must be written as it is (a bound 0 does not match it on SQLite).
         if (done) stored.add(r.id);
       }
       if (filed.length > 0) {

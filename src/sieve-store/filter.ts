@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import type { Insertable } from 'kysely';
 import type { Db } from '../db/connection.js';
@@ -26,6 +27,8 @@ export interface FilterPlan {
 export const planKey = (inboundId: number, mailboxId: number) => `${inboundId}:${mailboxId}`;
 
 const DAY_MS = 86_400_000;
+/** An address a redirect may go to: printable, one @, no spaces or angle brackets. */
+const REDIRECT_ADDRESS = /^[^\s<>@\u0000-\u001f\u007f]{1,64}@[A-Za-z0-9.-]{1,253}$/;
 /** Compiled scripts by id, reused while the script is unchanged. */
 const compiled = new Map<number, { updatedAt: number; script: CompiledScript | null }>();
 
@@ -109,10 +112,21 @@ export function createDeliveryFilter(deps: { readRawFile: (rawPath: string) => P
     }
 
     for (const c of mine) {
+      try {
+        await filterOne(c);
+      } catch (err) {
+        // Nothing is lost: a failure of the filter keeps the message in INBOX (a database error still fails the batch, which is stored again).
+        out.errors.push({ mailboxId: c.mailboxId, inboundId: c.p.id, message: (err as Error)?.message ?? String(err) });
+        out.placements.set(planKey(c.p.id, c.mailboxId), [{ folder: 'INBOX', flags: [] }]);
+      }
+    }
+    return out;
+
+    async function filterOne(c: (typeof mine)[number]): Promise<void> {
       const mailbox = addressOf.get(c.mailboxId);
-      if (!mailbox) continue;
+      if (!mailbox) return;
       const raw = c.p.kind === 'smtp' ? rawOf.get(c.p.id) ?? null : renderForFilter(c.p.message, c.rcpt);
-      if (!raw) continue; // no bytes to judge by: delivered as always
+      if (!raw) return; // no bytes to judge by: delivered as always
       const fields = headerFields(raw);
       const boxFolders = folders.get(c.mailboxId) ?? new Set<string>(['INBOX']);
       const placements: Placement[] = [];
@@ -155,6 +169,7 @@ export function createDeliveryFilter(deps: { readRawFile: (rawPath: string) => P
             break;
           }
           case 'redirect': {
+            if (!REDIRECT_ADDRESS.test(a.address)) { out.errors.push({ mailboxId: c.mailboxId, inboundId: c.p.id, message: 'redirect to an address that is not valid skipped' }); break; }
             const n = redirectsOf.get(c.p.id) ?? 0;
             if (n >= MAX_REDIRECTS) { out.errors.push({ mailboxId: c.mailboxId, inboundId: c.p.id, message: `more than ${MAX_REDIRECTS} redirects; ${a.address} skipped` }); break; }
             redirectsOf.set(c.p.id, n + 1);
@@ -187,7 +202,8 @@ export function createDeliveryFilter(deps: { readRawFile: (rawPath: string) => P
             const sender = c.p.mailFrom;
             if (noReplyReason({ sender, fields, ownAddresses: own, junk: false }) !== null) break;
             const seconds = Math.max(60, a.seconds);
-            const handle = `sieve:${a.handle ?? `${a.subject ?? ''}\u0000${a.reason}`}`.slice(0, 512);
+            // RFC 5230 4.2: without :handle, replies with the same reason and subject share one memory. A digest: any text, fixed length.
+            const handle = `sieve:${createHash('sha256').update(a.handle ?? `${a.subject ?? ''}\n${a.reason}`).digest('hex')}`;
             if (!(await claim(trx, c.mailboxId, sender!, handle, now, now + seconds * 1000))) break;
             await queueOwn(c.tenantId, sender!, vacationReply({
               from: a.from ? a.from.replace(/^.*<([^>]+)>.*$/, '$1') : mailbox, to: sender!, subject: a.subject ?? null,
@@ -212,7 +228,6 @@ export function createDeliveryFilter(deps: { readRawFile: (rawPath: string) => P
       }
       out.placements.set(planKey(c.p.id, c.mailboxId), placements);
     }
-    return out;
   };
 }
 export type DeliveryFilter = ReturnType<typeof createDeliveryFilter>;
