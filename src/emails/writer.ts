@@ -24,13 +24,6 @@ export interface Copy {
    * which a message sent to oneself also delivers to INBOX). Absent: delivered to INBOX.
    */
   filedIn?: string;
-  /**
-   * Delivered (unread unless `\Seen`, email.received) into this folder with these flags: a Sieve
-   * placement (DECISIONS.md section 19). The folder exists (the filter made it). `extra` marks a
-   * second copy of the message in the same mailbox (fileinto :copy beside keep), which, like a
-   * filed copy, may repeat its message_id.
-   */
-  placed?: { folder: string; flags: string[]; extra: boolean };
 }
 
 /** A stored copy. */
@@ -65,10 +58,9 @@ async function folderUids(trx: Db, copies: Copy[], now: number, postgres: boolea
   const reserveUids = postgres ? reserveUidsPostgres : folderStore.reserveUids;
   const byFolder = new Map<string, Map<number, number>>();
   for (const c of copies) {
-    const folder = folderOf(c);
-    const counts = byFolder.get(folder) ?? new Map<number, number>();
+    const counts = byFolder.get(c.filedIn ?? 'INBOX') ?? new Map<number, number>();
     counts.set(c.mailboxId, (counts.get(c.mailboxId) ?? 0) + 1);
-    byFolder.set(folder, counts);
+    byFolder.set(c.filedIn ?? 'INBOX', counts);
   }
   const next = new Map<string, number>();
   for (const [folder, counts] of byFolder) {
@@ -82,16 +74,13 @@ async function folderUids(trx: Db, copies: Copy[], now: number, postgres: boolea
     for (const [m, u] of first) next.set(`${folder}\u0000${m}`, u);
   }
   return copies.map((c) => {
-    const key = `${folderOf(c)}\u0000${c.mailboxId}`;
+    const key = `${c.filedIn ?? 'INBOX'}\u0000${c.mailboxId}`;
     const u = next.get(key);
-    if (u === undefined) throw new Error(`mailbox ${c.mailboxId} has no folder ${folderOf(c)}`);
+    if (u === undefined) throw new Error(`mailbox ${c.mailboxId} has no folder ${c.filedIn ?? 'INBOX'}`);
     next.set(key, u + 1);
     return u;
   });
 }
-
-/** The folder a copy goes to. */
-const folderOf = (c: Copy) => c.filedIn ?? c.placed?.folder ?? 'INBOX';
 
 async function inChunks<T>(rows: T[], insert: (part: T[]) => Promise<unknown>): Promise<void> {
   for (let i = 0; i < rows.length; i += CHUNK) await insert(rows.slice(i, i + CHUNK));
@@ -137,23 +126,12 @@ export function createEmailWriter({ store, markers, clock }: { store: EmailStore
         };
       });
       // Filed copies carry their folder and imported = 1 (a few per batch: one plain insert); delivered ones the defaults.
-      const delivered = rows.filter((_, i) => copies[i].filedIn === undefined && copies[i].placed === undefined);
+      const delivered = rows.filter((_, i) => copies[i].filedIn === undefined);
       const filed = rows.flatMap((r, i) => {
         const folder = copies[i].filedIn;
         return folder === undefined ? [] : [{ ...r, folder, read_at: now, imported: 1 }];
       });
       const stored = await store.insertEmails(trx, delivered);
-      // Sieve placements (few: only mailboxes with a script or a vacation reply), one insert each.
-      for (const [i, r] of rows.entries()) {
-        const placed = copies[i].placed;
-        if (!placed) continue;
-        const seen = placed.flags.includes('\\Seen');
-        const row = { ...r, folder: placed.folder, flags: placed.flags.filter((f) => f !== '\\Seen').join(' '), read_at: seen ? now : null, imported: placed.extra ? 1 : 0 };
-        // The partial index's predicate is written as a literal: SQLite matches no index to a bound 0.
-        const done = await trx.insertInto('emails').values(row)
-          .onConflict((oc) => oc.columns(['mailbox_id', 'message_id']).where('imported', '=', sql.lit(0)).doNothing()).returning('id').executeTakeFirst();
-        if (done) stored.add(r.id);
-      }
       if (filed.length > 0) {
         await trx.insertInto('emails').values(filed).execute();
         for (const r of filed) stored.add(r.id);

@@ -12,7 +12,6 @@ import { decodeMessage, type EncodedMessage } from './encoded-message.js';
 import { forwardRows } from '../outbound/rows.js';
 import { queueExternalOfRecord } from '../submission/commit.js';
 import { setAside } from './set-aside.js';
-import { planKey, type DeliveryFilter, type FilterPlan } from '../sieve-store/filter.js';
 
 const MB = 1024 * 1024;
 
@@ -110,8 +109,6 @@ export interface StoreResult {
   forwarded: number;
   /** The mailboxes that got mail (their idling IMAP sessions are woken). */
   mailboxIds: number[];
-  /** Sieve scripts that erred (the message was kept in INBOX), for the log. */
-  filterErrors?: FilterPlan['errors'];
 }
 
 /** API rows of the queue as Prepared messages (their JSON is parsed here, off the accepting thread). */
@@ -170,15 +167,13 @@ async function copyRawTail(trx: Db, emailId: number, inboundId: number, skip: nu
  * them) and failures noted.
  */
 export async function storeBatch(
-  trx: Db, deps: { store: IngestStore; writer: EmailWriter; events: EventRecorder; filter?: DeliveryFilter }, input: StoreInput, now: number,
+  trx: Db, deps: { store: IngestStore; writer: EmailWriter; events: EventRecorder }, input: StoreInput, now: number,
 ): Promise<StoreResult> {
   const { store, writer, events } = deps;
   const parsed = input.prepared.map(({ encoded, ...p }): Prepared => ({ ...p, kind: 'smtp', message: decodeMessage(encoded) }));
   const prepared = [...(await loadApiRows(trx, store, input.apiIds)), ...parsed];
   const unlink: string[] = [];
   const owners = await store.mailboxOwners(trx, [...new Set(prepared.flatMap((p) => p.targets.flatMap((t) => t.mailboxIds)))]);
-  // The filter step (Sieve and vacation, DECISIONS.md section 19): placements per copy, side effects queued in this transaction.
-  const plan = deps.filter ? await deps.filter(trx, prepared, owners, now) : null;
   const copies: Copy[] = [];
   /** Per copy: the filed target it stores (a submission's Sent copy), and the queued message it came from. */
   const filedOf: Array<{ filed: FiledCopy; from: Prepared } | undefined> = [];
@@ -191,17 +186,6 @@ export async function storeBatch(
         if (owners.get(mailboxId) !== t.tenantId || (!t.filed && seen.has(mailboxId))) continue;
         if (!t.filed) seen.add(mailboxId);
         const omit = t.filed?.omit;
-        const placements = t.filed ? undefined : plan?.placements.get(planKey(p.id, mailboxId));
-        if (placements) {
-          placements.forEach((pl, n) => {
-            copies.push({
-              tenantId: t.tenantId, mailboxId, toEmail: t.address, inboundId: p.kind === 'smtp' ? p.id : null, size: p.size, message: p.message,
-              placed: { folder: pl.folder, flags: pl.flags, extra: n > 0 },
-            });
-            filedOf.push(undefined);
-          });
-          continue;
-        }
         copies.push({
           tenantId: t.tenantId, mailboxId, toEmail: t.address,
           // A copy that omits the delivered form's front fields has bytes of its own (email_raw, below), not the row's.
@@ -257,7 +241,7 @@ export async function storeBatch(
     inboundId: p.id, mailFrom: p.mailFrom, message: p.message, targets: p.targets, emailIdByTenant: emailIds.get(p.message) ?? new Map(),
   })), now);
   for (let i = 0; i < forwards.length; i += 200) await store.insertOutbound(trx, forwards.slice(i, i + 200));
-  const forwarded = new Set([...forwards.map((f) => f.inbound_id), ...(plan?.keepInbound ?? [])]);
+  const forwarded = new Set(forwards.map((f) => f.inbound_id));
   // A submission's external recipients, carried by its record, are queued with its copies too.
   let submitted = 0;
   for (const p of prepared) {
@@ -282,8 +266,5 @@ export async function storeBatch(
       await store.bumpAttempts(trx, f.id, f.error);
     }
   }
-  return {
-    unlink, stored: created.length, forwarded: forwards.length + submitted + (plan?.queued ?? 0), mailboxIds: [...new Set(created.map((c) => c.mailboxId))],
-    ...(plan && plan.errors.length > 0 ? { filterErrors: plan.errors } : {}),
-  };
+  return { unlink, stored: created.length, forwarded: forwards.length + submitted, mailboxIds: [...new Set(created.map((c) => c.mailboxId))] };
 }

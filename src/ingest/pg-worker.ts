@@ -7,7 +7,6 @@ import type { Logger } from '../logger.js';
 import { createEventRecorder, type QueuedHint } from '../webhooks/events.js';
 import type { BlobStore } from './blobs.js';
 import { storeBatch, type Failure, type ParsedRaw } from './commits.js';
-import { createDeliveryFilter, logFilterErrors } from '../sieve-store/filter.js';
 import { decodeMessage } from './encoded-message.js';
 import type { Envelope, Target } from './message.js';
 import { lockMailboxes } from './pg-accept.js';
@@ -59,8 +58,6 @@ export function createPgIngestWorker(deps: {
 }) {
   const { db, store, writer, files, clock, logger } = deps;
   const log = logger.child({ component: 'ingest' });
-  // Sieve and vacation at delivery (DECISIONS.md section 19); on PostgreSQL raw mail is always in its row.
-  const filter = createDeliveryFilter({ readRawFile: () => Promise.reject(new Error('raw mail is kept in its row on PostgreSQL')) });
   const retryAt = new Map<number, number>();
   let stopped = true;
   let running: Promise<void> | null = null;
@@ -180,7 +177,7 @@ export function createPgIngestWorker(deps: {
       const boxes = [...prepared.flatMap((p) => p.targets), ...(await store.load(trx, apiIds)).flatMap((r) => JSON.parse(r.targets) as Target[])]
         .flatMap((t) => t.mailboxIds);
       await lockMailboxes(trx, boxes);
-      result = await storeBatch(trx, { store, writer, events, filter }, { apiIds, prepared, failed }, now);
+      result = await storeBatch(trx, { store, writer, events }, { apiIds, prepared, failed }, now);
       storedIds.push(...prepared.map((p) => p.id), ...failed.filter((f) => f.final).map((f) => f.id));
     });
     if (taken === 0) return 0;
@@ -197,7 +194,6 @@ export function createPgIngestWorker(deps: {
     await new Promise((resolve) => setImmediate(resolve));
     if (hints.length > 0) deps.onHints(hints);
     if (r) {
-      logFilterErrors(log, r.filterErrors);
       try {
         if (r.mailboxIds.length > 0) deps.onStored?.(r.mailboxIds);
       } catch (err) {

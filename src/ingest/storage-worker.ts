@@ -18,8 +18,6 @@ import type { StorageReply, StorageRequest, StorageThreadData } from './storage-
 import { createIngestStore } from './store.js';
 import { createOutboundStore } from '../outbound/store.js';
 import { commitSubmissions } from '../submission/commit.js';
-import { createDeliveryFilter, rawFileReader } from '../sieve-store/filter.js';
-import { join } from 'node:path';
 
 // Storing queued mail is background work: the thread that answers SMTP and HTTP comes first.
 lowerThreadPriority();
@@ -35,8 +33,6 @@ const emailStore = createEmailStore();
 const markers = createMarkers(clock, (x) => emailStore.maxMarker(x), { cell: markerCell, loaded: true });
 const writer = createEmailWriter({ store: emailStore, markers, clock });
 const outbound = createOutboundStore();
-// Sieve and vacation at delivery (DECISIONS.md section 19); large SMTP messages are files of the data dir.
-const filter = createDeliveryFilter({ readRawFile: rawFileReader(join(dataDir, 'raw')) });
 let hints: QueuedHint[] = [];
 const events = createEventRecorder({ clock, onQueued: (h) => { hints.push(...h); } });
 const port = parentPort!;
@@ -62,7 +58,7 @@ async function handle(req: StorageRequest): Promise<StorageReply> {
       return { id: req.id, ok: true, refs, hints: [] };
     }
     case 'store': {
-      const stored = await db.transaction().execute((trx) => storeBatch(trx, { store, writer, events, filter }, req.input, req.now));
+      const stored = await db.transaction().execute((trx) => storeBatch(trx, { store, writer, events }, req.input, req.now));
       // The recorder reports webhook hints on the next turn, after its transaction.
       await new Promise((r) => setImmediate(r));
       return { id: req.id, ok: true, stored, hints };

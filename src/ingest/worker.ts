@@ -12,7 +12,6 @@ import { storeInParts } from './split-batch.js';
 import { MAX_ATTEMPTS, retryDelayMs } from './set-aside.js';
 import type { IngestStore } from './store.js';
 import type { QueuedRawParser, RawParser } from './types.js';
-import { logFilterErrors, type FilterPlan } from '../sieve-store/filter.js';
 
 /** Bytes of queued messages per batch (raw rows are loaded whole). */
 export const BATCH_BYTES = 8 * 1024 * 1024;
@@ -161,11 +160,10 @@ export function createIngestWorker(deps: {
     let unlink: string[];
     let forwarded: number;
     let mailboxIds: number[];
-    let filterErrors: FilterPlan['errors'] | undefined;
     let smtpDone = b.prepared.length + b.failed.filter((f) => f.final).length;
     let retry: Array<{ id: number; attempts: number }> = [];
     try {
-      ({ unlink, forwarded, mailboxIds, filterErrors } = await deps.thread.store({ apiIds: b.apiIds, prepared: b.prepared, failed: b.failed }));
+      ({ unlink, forwarded, mailboxIds } = await deps.thread.store({ apiIds: b.apiIds, prepared: b.prepared, failed: b.failed }));
       blame.stored();
     } catch (err) {
       if (stopped) { release(b.picked); throw err; }
@@ -173,7 +171,7 @@ export function createIngestWorker(deps: {
       try {
         const apart = await storeInParts(b, { thread: deps.thread, blame, stopping: () => stopped, log });
         if (!apart) throw err;
-        ({ unlink, forwarded, mailboxIds, filterErrors } = apart.result);
+        ({ unlink, forwarded, mailboxIds } = apart.result);
         ({ smtpDone, retry } = apart);
       } catch (e) {
         // Every message failed and none was counted (the database's fault, isolate.ts): they wait
@@ -183,7 +181,6 @@ export function createIngestWorker(deps: {
         throw e;
       }
     }
-    logFilterErrors(log, filterErrors);
     // Committed: announce at once (a listener's failure must not make the batch look unstored).
     try {
       if (mailboxIds.length > 0) deps.onStored?.(mailboxIds);
