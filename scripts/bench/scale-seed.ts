@@ -2,7 +2,7 @@
  * The store of the scale benchmark (scale.ts): tenant `bench` with a key, domain bench.test and
  * its mailbox inbox@bench.test (smtp-load.ts's RCPT, with an IMAP password), and `emails` messages
  * of about 5 KB already stored in that one mailbox, written in transactions of 1,000 by the very
- * writer the storage batch uses (emails/writer.ts, with their `email.received` events): exactly
+ * writer the storage batch uses (mailstore/writer.ts, with their `email.received` events): exactly
  * what API ingest stores. On SQLite in the data dir, on PostgreSQL at `url`.
  */
 import { systemClock } from '../../src/clock.js';
@@ -10,9 +10,9 @@ import type { Db } from '../../src/db/connection.js';
 import { openDatabase } from '../../src/db/connection.js';
 import { openPostgresDatabase } from '../../src/db/postgres.js';
 import { createDomainStore } from '../../src/domains/store.js';
-import { createMarkers } from '../../src/emails/markers.js';
+import { createMarkers } from '../../src/mailstore/markers.js';
 import { createEmailStore } from '../../src/emails/store.js';
-import { createEmailWriter, type Copy } from '../../src/emails/writer.js';
+import { createEmailWriter, type Copy } from '../../src/mailstore/writer.js';
 import { hashPassword } from '../../src/mailboxes/passwords.js';
 import { createMailboxStore } from '../../src/mailboxes/store.js';
 import { createTenantService } from '../../src/tenants/service.js';

@@ -1,5 +1,5 @@
 import { encodeListCursor, encodeSyncCursor } from './cursor.js';
-import { markerTime } from './markers.js';
+import { markerTime } from '../mailstore/markers.js';
 import { newestHitsSync, plainPrefix } from './search.js';
 import { G, L, S, type AttachmentRow, type EmailReads, type EmailRow, type ListFilter, type ListRow, type Position, type SyncRow } from './store.js';
 

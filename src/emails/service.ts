@@ -8,7 +8,7 @@ import type { MailChanges } from './changes.js';
 import { createEventRecorder, type EventRecorder, type QueuedHint } from '../webhooks/events.js';
 import { decodeListCursor, decodeSyncCursor } from './cursor.js';
 import { ftsMatch } from './fts.js';
-import { markerAt, type Markers } from './markers.js';
+import { markerAt, type Markers } from '../mailstore/markers.js';
 import { createPgEmailReads, type PgEmailReadsRoot } from './pg-reads.js';
 import { runPgReadJob } from './pg-reading.js';
 import { encodePgSearch, pgSearch } from './pg-search.js';

@@ -1,5 +1,5 @@
 import type { FolderRow } from '../emails/folder-messages.js';
-import { DEFAULT_FOLDERS } from '../emails/folder-store.js';
+import { DEFAULT_FOLDERS } from '../mailstore/folder-store.js';
 import type { Parser } from './parser.js';
 import { MAX_LITERAL } from './reader.js';
 import { DELIMITER, list, readStatusItems } from './list.js';

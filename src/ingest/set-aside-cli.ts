@@ -1,8 +1,8 @@
 import type { Db } from '../db/connection.js';
 import { createBlobStore } from './blobs.js';
-import { createPgIngestStore } from './pg-store.js';
+import { createPgIngestStore } from '../mailstore/postgres/inbound-store.js';
 import { createSetAsideService } from './set-aside-routes.js';
-import { createIngestStore } from './store.js';
+import { createIngestStore } from '../mailstore/inbound-store.js';
 
 /** A command-line mistake (the CLI answers it with exit code 2). */
 export type Usage = (message: string) => never;

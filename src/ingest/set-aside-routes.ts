@@ -4,7 +4,7 @@ import type { RouteRegistry } from '../http/registry.js';
 import { idSchema } from '../http/validate.js';
 import type { ApiKey } from '../tenants/service.js';
 import { setAsideStore, type SetAsideMessage } from './set-aside.js';
-import type { IngestStore } from './store.js';
+import type { IngestStore } from '../mailstore/inbound-store.js';
 
 /** Most set-aside messages one list answers (oldest first). */
 export const SET_ASIDE_LIST_MAX = 1000;

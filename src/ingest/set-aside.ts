@@ -1,9 +1,9 @@
 import type { Db } from '../db/connection.js';
 import { iso } from '../format.js';
-import { queueExternalOfRecord } from '../submission/commit.js';
+import { queueExternalOfRecord } from '../mailstore/submissions.js';
 import type { Envelope, Target } from './message.js';
 import { safeText } from './safe-text.js';
-import type { IngestStore } from './store.js';
+import type { IngestStore } from '../mailstore/inbound-store.js';
 
 /**
  * Messages ingest set aside (a dead-letter state): a queued message that could not be parsed or

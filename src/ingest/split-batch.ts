@@ -1,7 +1,7 @@
 import type { Logger } from '../logger.js';
-import type { StoreInput, StoreResult } from './commits.js';
+import type { StoreInput, StoreResult } from '../mailstore/commits.js';
 import { storeApart, type Blame, type Unit } from './isolate.js';
-import type { StorageThread } from './storage-thread.js';
+import type { StorageThread } from '../mailstore/sqlite/storage-thread.js';
 
 /** What storing a failed SQLite batch in parts came to (see storeInParts). */
 export interface InParts {

@@ -5,7 +5,7 @@ import type { Db } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import type { BlobStore } from './blobs.js';
 import type { StoredMessage } from './message.js';
-import type { IngestStore } from './store.js';
+import type { IngestStore } from '../mailstore/inbound-store.js';
 
 /** Files younger than this are left alone: an acceptance may be about to commit the row naming them. */
 export const ORPHAN_AGE_MS = 60 * 60 * 1000;

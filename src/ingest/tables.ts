@@ -49,7 +49,7 @@ export interface IngestTables extends PgMailTables {
   inbound_reservations: InboundReservationsTable;
 }
 
-/** PostgreSQL only (migration 013): the newest update marker handed out, one row (emails/markers.ts). */
+/** PostgreSQL only (migration 013): the newest update marker handed out, one row (mailstore/markers.ts). */
 export interface EmailMarkerTable {
   id: number;
   value: number;

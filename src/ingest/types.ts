@@ -6,7 +6,7 @@
 import type { BlobContent } from './blobs.js';
 import type { EncodedMessage } from './encoded-message.js';
 import type { ImapSummary } from '../imap/summary.js';
-import type { QueueJob } from '../submission/commit.js';
+import type { QueueJob } from '../mailstore/submissions.js';
 
 /** One attachment of a normalised message, decoded. */
 export interface InboundAttachment {
@@ -149,7 +149,7 @@ export interface Ingest {
   /** SMTP path: commits the raw bytes and envelope durably and resolves; parsing and storage follow in the worker. */
   acceptRaw(delivery: RawDelivery): Promise<void>;
   /**
-   * Submission's database part (submission/commit.ts): a group of submissions' queue items and
+   * Submission's database part (mailstore/submissions.ts): a group of submissions' queue items and
    * daily counts, committed durably by the storage thread; the queued bytes' reference of each.
    */
   commitSubmissions(jobs: QueueJob[]): Promise<Array<number | null>>;

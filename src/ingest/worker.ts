@@ -2,15 +2,15 @@ import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import type { BlobStore } from './blobs.js';
-import type { Failure, ParsedRaw } from './commits.js';
+import type { Failure, ParsedRaw } from '../mailstore/commits.js';
 import type { Journal } from './journal.js';
 import { BATCH_ROWS, BUSY_PAUSE_RATIO, DEFAULT_DRAIN_MS_PER_ROW, inflowDelayMs, LOADED_BATCH_ROWS, pace } from './pace.js';
 import type { Envelope, Target } from './message.js';
-import type { StorageThread } from './storage-thread.js';
+import type { StorageThread } from '../mailstore/sqlite/storage-thread.js';
 import { createBlame } from './isolate.js';
 import { storeInParts } from './split-batch.js';
 import { MAX_ATTEMPTS, retryDelayMs } from './set-aside.js';
-import type { IngestStore } from './store.js';
+import type { IngestStore } from '../mailstore/inbound-store.js';
 import type { QueuedRawParser, RawParser } from './types.js';
 
 /** Bytes of queued messages per batch (raw rows are loaded whole). */

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connection.js';
-import { folderStore } from '../emails/folder-store.js';
+import { folderStore } from '../mailstore/folder-store.js';
 
 /** A new mailbox row. */
 export interface NewMailbox {

@@ -1,7 +1,7 @@
 import type { Clock } from '../clock.js';
 import type { CronJob } from '../cron.js';
 import type { Db } from '../db/connection.js';
-import type { IngestStore } from '../ingest/store.js';
+import type { IngestStore } from '../mailstore/inbound-store.js';
 import type { Logger } from '../logger.js';
 import type { OutboundStore } from './store.js';
 

@@ -10,7 +10,7 @@ import { RAW_IN_ROW_BYTES } from '../ingest/accept.js';
 import { signDkim } from '../outbound/sign.js';
 import { createKeyCache } from '../signing/keys.js';
 import { splitHeaderBlock } from '../smtp/mime.js';
-import type { QueueJob } from './commit.js';
+import type { QueueJob } from '../mailstore/submissions.js';
 import type { SenderMailbox } from './store.js';
 
 /** A recipient of a submission with where it goes: a hosted delivery, or out through the queue. */
@@ -54,7 +54,7 @@ const KEY_REUSE_MS = 5_000;
  * large to live in its record, or one with neither a Sent copy nor a hosted recipient, has its
  * items committed first, in group commits of the storage thread (commitSubmissions). PostgreSQL
  * takes the same shape: the record is a queue row of pg-accept's group commit (one commit before
- * the 250), stored by pg-worker through the same storeBatch, which queues the items; its two-step
+ * the 250), stored by pg-worker through the same deliverBatch, which queues the items; its two-step
  * path is PostgreSQL's commitSubmissions, in one transaction of the pool.
  */
 export function createSubmissionPath(core: Core, deps: {

@@ -3,7 +3,7 @@ import { sql } from 'kysely';
 import { openDatabase } from '../../src/db/connection.js';
 import { jsonList } from '../../src/db/json-list.js';
 import { multiRowInsert, statementChunks } from '../../src/db/multi-row.js';
-import { createIngestStore } from '../../src/ingest/store.js';
+import { createIngestStore } from '../../src/mailstore/inbound-store.js';
 import { tempDir } from '../helpers/app.js';
 
 test('any row count is sent as a sum of a few statement sizes', (t) => {

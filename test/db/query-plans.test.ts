@@ -3,15 +3,16 @@ import { sql } from 'kysely';
 import { systemClock } from '../../src/clock.js';
 import type { NodeSession } from '../../src/db/pg-session.js';
 import { createFolderMessages } from '../../src/emails/folder-messages.js';
-import { createMarkers } from '../../src/emails/markers.js';
+import { createMarkers } from '../../src/mailstore/markers.js';
 import { createPgPoolReads } from '../../src/emails/pg-reads.js';
 import { createEmailService } from '../../src/emails/service.js';
 import { createEmailReads, type ListFilter } from '../../src/emails/store.js';
 import { createEmailStore } from '../../src/emails/store.js';
-import { createEmailWriter } from '../../src/emails/writer.js';
-import { acceptGroup, storeBatch, type AcceptJob } from '../../src/ingest/commits.js';
-import { createPgIngestStore } from '../../src/ingest/pg-store.js';
-import { createIngestStore } from '../../src/ingest/store.js';
+import { createEmailWriter } from '../../src/mailstore/writer.js';
+import { acceptGroup, type AcceptJob } from '../../src/mailstore/commits.js';
+import { deliverBatch } from '../../src/mailstore/pipeline.js';
+import { createPgIngestStore } from '../../src/mailstore/postgres/inbound-store.js';
+import { createIngestStore } from '../../src/mailstore/inbound-store.js';
 import { postgresOutboundClaims } from '../../src/outbound/claims.js';
 import { createOutboundStore } from '../../src/outbound/store.js';
 import { submissionStore } from '../../src/submission/store.js';
@@ -140,8 +141,8 @@ async function hotPaths(t: ExecutionContext, s: Seeded, round: number) {
     await ingestStore.loadWithoutRaw(db, queued);
   });
   t.is(queued.length, 2);
-  await checkPlans(t, s, 'storage batch (storeBatch)', () => db.transaction().execute((trx) =>
-    storeBatch(trx, { store: ingestStore, writer, events }, { apiIds: queued, prepared: [], failed: [] }, now)));
+  await checkPlans(t, s, 'storage batch (deliverBatch)', () => db.transaction().execute((trx) =>
+    deliverBatch(trx, { store: ingestStore, writer, events }, { apiIds: queued, prepared: [], failed: [] }, now)));
 
   // SMTP ingest: quota at RCPT. Submission: the daily count.
   await checkPlans(t, s, 'SMTP RCPT quota', () => ingestStore.quotas(db, [s.bigMailbox]));

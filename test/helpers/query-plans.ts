@@ -7,7 +7,7 @@ import { openPostgresDatabase, pgPoolOf } from '../../src/db/postgres.js';
 import type { Database } from '../../src/db/schema.js';
 import type { Reader } from '../../src/db/read-connection.js';
 import { dialectOf } from '../../src/db/dialect.js';
-import { folderStore } from '../../src/emails/folder-store.js';
+import { folderStore } from '../../src/mailstore/folder-store.js';
 import { tempDir } from './app.js';
 import { freshPostgresDatabase, onPostgres } from './pg.js';
 

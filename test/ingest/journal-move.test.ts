@@ -3,9 +3,9 @@ import { join } from 'node:path';
 import test from 'ava';
 import { openDatabase } from '../../src/db/connection.js';
 import type { JournalEntry } from '../../src/ingest/journal-format.js';
-import { moveRecords } from '../../src/ingest/journal-move.js';
+import { moveRecords } from '../../src/mailstore/journal-move.js';
 import { createJournal } from '../../src/ingest/journal.js';
-import { createIngestStore } from '../../src/ingest/store.js';
+import { createIngestStore } from '../../src/mailstore/inbound-store.js';
 import { createLogger } from '../../src/logger.js';
 import { tempDir } from '../helpers/app.js';
 

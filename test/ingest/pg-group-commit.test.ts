@@ -1,6 +1,6 @@
 import test from 'ava';
 import type { Outcome } from '../../src/ingest/group-commit.js';
-import { createOverlappingGroupCommit } from '../../src/ingest/pg-group-commit.js';
+import { createOverlappingGroupCommit } from '../../src/ingest/postgres/group-commit.js';
 
 /** A commit that records its groups and finishes only when the test says so. */
 function controlledCommit() {

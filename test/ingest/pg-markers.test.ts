@@ -1,7 +1,7 @@
 import test from 'ava';
 import { sql } from 'kysely';
 import { openPostgresDatabase } from '../../src/db/postgres.js';
-import { createMarkers } from '../../src/emails/markers.js';
+import { createMarkers } from '../../src/mailstore/markers.js';
 import { freshPostgresDatabase } from '../helpers/pg.js';
 
 // Runs on PostgreSQL in either lane (it opens a database of its own): the markers' PostgreSQL seam.

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import test from 'ava';
 import { manualClock } from '../../src/clock.js';
 import { createBlobStore } from '../../src/ingest/blobs.js';
-import { pgBlobs, sha256Of } from '../../src/ingest/pg-blobs.js';
+import { pgBlobs, sha256Of } from '../../src/ingest/postgres/blobs.js';
 import { startTestApp, type TestClient } from '../helpers/app.js';
 import { deliver, inboundBody, makeInbox, postInbound, waitForMessage } from '../helpers/emails.js';
 import { onPostgres } from '../helpers/pg.js';

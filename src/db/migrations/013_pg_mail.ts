@@ -7,7 +7,7 @@ import { dialectOf } from '../dialect.js';
  * blobs are files under the data directory).
  *
  * - `email_marker`: one row holding the newest update marker handed out. Every writing transaction
- *   locks it first (`SELECT ... FOR UPDATE`, src/emails/markers.ts), takes its markers after it
+ *   locks it first (`SELECT ... FOR UPDATE`, src/mailstore/markers.ts), takes its markers after it
  *   and writes the last one back before it commits, so commit order is marker order across nodes
  *   and sync never sees a marker appear below one it already returned.
  * - `blobs`: attachment contents, content-addressed by SHA-256 (identical contents once). A blob

@@ -3,8 +3,8 @@ import type { Db } from '../db/connection.js';
 import { jsonList } from '../db/json-list.js';
 import { multiRowInsert } from '../db/multi-row.js';
 import type { OutboundTable } from '../outbound/tables.js';
-import { safeText } from './safe-text.js';
-import type { InboundReservationsTable, InboundTable } from './tables.js';
+import { safeText } from '../ingest/safe-text.js';
+import type { InboundReservationsTable, InboundTable } from '../ingest/tables.js';
 
 /** A (mailbox, message_id) pair whose uniqueness ingest checks. */
 export interface MessageKey {

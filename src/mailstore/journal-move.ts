@@ -1,10 +1,10 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { Insertable } from 'kysely';
 import type { Db } from '../db/connection.js';
-import { decodeRecord, type RecordRef } from './journal-format.js';
-import type { JournalPosition } from './journal.js';
-import type { IngestStore } from './store.js';
-import type { InboundTable } from './tables.js';
+import { decodeRecord, type RecordRef } from '../ingest/journal-format.js';
+import type { JournalPosition } from '../ingest/journal.js';
+import type { IngestStore } from './inbound-store.js';
+import type { InboundTable } from '../ingest/tables.js';
 
 /** Journal records to turn into queue rows, read from the segment files by the storage thread. */
 export interface MoveInput {

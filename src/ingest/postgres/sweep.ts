@@ -1,10 +1,10 @@
 import { sql } from 'kysely';
-import type { Clock } from '../clock.js';
-import type { Db } from '../db/connection.js';
-import type { Logger } from '../logger.js';
-import type { StoredMessage } from './message.js';
-import type { IngestStore } from './store.js';
-import { ORPHAN_AGE_MS } from './sweep.js';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/connection.js';
+import type { Logger } from '../../logger.js';
+import type { StoredMessage } from '../message.js';
+import type { IngestStore } from '../../mailstore/inbound-store.js';
+import { ORPHAN_AGE_MS } from '../sweep.js';
 
 /**
  * The hourly sweep on PostgreSQL: blob rows no attachment and no queued API message names any

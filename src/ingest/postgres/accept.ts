@@ -1,15 +1,15 @@
 import { readFile, unlink } from 'node:fs/promises';
 import { sql, type Insertable } from 'kysely';
-import type { Db } from '../db/connection.js';
-import { ApiError, unprocessable } from '../errors.js';
-import { acceptGroup, fits, type AcceptJob } from './commits.js';
-import { createGroupCommit, type Outcome } from './group-commit.js';
-import { createOverlappingGroupCommit } from './pg-group-commit.js';
-import { apiMessageSize, smtpTargets, type Envelope, type StoredAttachment, type StoredMessage, type Target } from './message.js';
-import { pgBlobs, sha256Of, type BlobData } from './pg-blobs.js';
-import type { IngestStore } from './store.js';
-import type { InboundTable } from './tables.js';
-import type { InboundMessage, RawDelivery, RecipientResolver } from './types.js';
+import type { Db } from '../../db/connection.js';
+import { ApiError, unprocessable } from '../../errors.js';
+import { acceptGroup, fits, type AcceptJob } from '../../mailstore/commits.js';
+import { createGroupCommit, type Outcome } from '../group-commit.js';
+import { createOverlappingGroupCommit } from './group-commit.js';
+import { apiMessageSize, smtpTargets, type Envelope, type StoredAttachment, type StoredMessage, type Target } from '../message.js';
+import { pgBlobs, sha256Of, type BlobData } from './blobs.js';
+import type { IngestStore } from '../../mailstore/inbound-store.js';
+import type { InboundTable } from '../tables.js';
+import type { InboundMessage, RawDelivery, RecipientResolver } from '../types.js';
 
 /** The advisory lock key of API group commits ('inbx'): message_id reservations are checked, then written. */
 const ACCEPT_LOCK = 0x696e6278;

@@ -5,9 +5,9 @@ import { dialectOf } from '../db/dialect.js';
 import type { StoredMessage } from '../ingest/message.js';
 import { folderStore } from './folder-store.js';
 import type { Markers } from './markers.js';
-import type { EmailStore } from './store.js';
-import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable } from './tables.js';
-import { INDEXED_BODY_CHARS, plainText, snippetOf } from './text.js';
+import type { EmailStore } from '../emails/store.js';
+import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable } from '../emails/tables.js';
+import { INDEXED_BODY_CHARS, plainText, snippetOf } from '../emails/text.js';
 
 /** One copy to store: a message in one mailbox of a tenant. */
 export interface Copy {
@@ -24,6 +24,13 @@ export interface Copy {
    * which a message sent to oneself also delivers to INBOX). Absent: delivered to INBOX.
    */
   filedIn?: string;
+  /**
+   * A delivered copy's folder (the pipeline's placement; default INBOX); one that does not exist
+   * once the mailbox's default folders are made files into INBOX instead. Ignored when filed.
+   */
+  folder?: string;
+  /** A delivered copy's stored flags and keywords (not \Seen), e.g. `$Junk`. */
+  keywords?: string[];
 }
 
 /** A stored copy. */
@@ -54,13 +61,33 @@ async function reserveUidsPostgres(trx: Db, folder: string, counts: Map<number, 
  * folder; a mailbox whose folders are not made yet gets them first. A copy skipped as a duplicate
  * leaves a gap, which IMAP allows (UIDs only have to rise).
  */
+/** The folder a copy goes to. */
+const folderOf = (c: Copy) => c.filedIn ?? c.folder ?? 'INBOX';
+
+/**
+ * The copies with each delivered one's folder made sure of: a folder other than INBOX that the
+ * mailbox does not have (after its default folders are made) becomes INBOX. Only copies placed
+ * outside INBOX cost a query.
+ */
+async function existingFolders(trx: Db, copies: Copy[], now: number): Promise<Copy[]> {
+  const placed = copies.filter((c) => c.filedIn === undefined && c.folder !== undefined && c.folder !== 'INBOX');
+  if (placed.length === 0) return copies;
+  const mailboxIds = [...new Set(placed.map((c) => c.mailboxId))];
+  await folderStore.ensureDefaults(trx, mailboxIds, now);
+  const names = [...new Set(placed.map((c) => c.folder!))];
+  const rows = await trx.selectFrom('folders').select(['mailbox_id', 'name'])
+    .where('mailbox_id', 'in', mailboxIds).where('name', 'in', names).execute();
+  const have = new Set(rows.map((r) => `${r.name}\u0000${r.mailbox_id}`));
+  return copies.map((c) => (placed.includes(c) && !have.has(`${c.folder}\u0000${c.mailboxId}`) ? { ...c, folder: 'INBOX' } : c));
+}
+
 async function folderUids(trx: Db, copies: Copy[], now: number, postgres: boolean): Promise<number[]> {
   const reserveUids = postgres ? reserveUidsPostgres : folderStore.reserveUids;
   const byFolder = new Map<string, Map<number, number>>();
   for (const c of copies) {
-    const counts = byFolder.get(c.filedIn ?? 'INBOX') ?? new Map<number, number>();
+    const counts = byFolder.get(folderOf(c)) ?? new Map<number, number>();
     counts.set(c.mailboxId, (counts.get(c.mailboxId) ?? 0) + 1);
-    byFolder.set(c.filedIn ?? 'INBOX', counts);
+    byFolder.set(folderOf(c), counts);
   }
   const next = new Map<string, number>();
   for (const [folder, counts] of byFolder) {
@@ -74,9 +101,9 @@ async function folderUids(trx: Db, copies: Copy[], now: number, postgres: boolea
     for (const [m, u] of first) next.set(`${folder}\u0000${m}`, u);
   }
   return copies.map((c) => {
-    const key = `${c.filedIn ?? 'INBOX'}\u0000${c.mailboxId}`;
+    const key = `${folderOf(c)}\u0000${c.mailboxId}`;
     const u = next.get(key);
-    if (u === undefined) throw new Error(`mailbox ${c.mailboxId} has no folder ${c.filedIn ?? 'INBOX'}`);
+    if (u === undefined) throw new Error(`mailbox ${c.mailboxId} has no folder ${folderOf(c)}`);
     next.set(key, u + 1);
     return u;
   });
@@ -95,11 +122,11 @@ export function createEmailWriter({ store, markers, clock }: { store: EmailStore
   // A writer serves one database: its dialect is read once.
   let postgres: boolean | null = null;
   return {
-    async storeCopies(trx: Db, copies: Copy[]): Promise<Created[]> {
-      if (copies.length === 0) return [];
+    async storeCopies(trx: Db, given: Copy[]): Promise<Created[]> {
+      if (given.length === 0) return [];
       postgres ??= dialectOf(trx) === 'postgres';
       await markers.ready(trx);
-      const tenants = [...new Set(copies.map((c) => c.tenantId))];
+      const tenants = [...new Set(given.map((c) => c.tenantId))];
       const state = await store.searchState(trx, tenants);
       const changed = new Set<number>();
       const contents: Insertable<EmailContentsTable>[] = [];
@@ -108,6 +135,7 @@ export function createEmailWriter({ store, markers, clock }: { store: EmailStore
       const imap: EmailImapTable[] = [];
       const created: Created[] = [];
       const now = clock.now();
+      const copies = await existingFolders(trx, given, now);
       const first = await store.nextEmailId(trx);
       const uids = await folderUids(trx, copies, now, postgres);
       const texts = copies.map((c) => plainText(c.message.bodyText, c.message.bodyHtml));
@@ -125,13 +153,26 @@ export function createEmailWriter({ store, markers, clock }: { store: EmailStore
           updated_seq: markers.next(), created_at: now, uid: uids[i],
         };
       });
-      // Filed copies carry their folder and imported = 1 (a few per batch: one plain insert); delivered ones the defaults.
-      const delivered = rows.filter((_, i) => copies[i].filedIn === undefined);
+      // Filed copies carry their folder and imported = 1 (a few per batch: one plain insert); delivered
+      // ones placed outside INBOX or with keywords carry those; the rest (nearly all) the defaults.
+      const inInbox = (c: Copy) => c.filedIn === undefined && folderOf(c) === 'INBOX' && !c.keywords?.length;
+      const delivered = rows.filter((_, i) => inInbox(copies[i]));
+      const placed = rows.flatMap((r, i) => {
+        const c = copies[i];
+        return c.filedIn !== undefined || inInbox(c) ? [] : [{ ...r, folder: folderOf(c), flags: (c.keywords ?? []).join(' ') }];
+      });
       const filed = rows.flatMap((r, i) => {
         const folder = copies[i].filedIn;
         return folder === undefined ? [] : [{ ...r, folder, read_at: now, imported: 1 }];
       });
       const stored = await store.insertEmails(trx, delivered);
+      if (placed.length > 0) {
+        // Delivered mail: a message_id its mailbox already has is skipped, as in insertEmails.
+        const r = await trx.insertInto('emails').values(placed)
+          .onConflict((oc) => oc.columns(['mailbox_id', 'message_id']).where(sql<boolean>`imported = 0`).doNothing())
+          .returning('id').execute();
+        for (const x of r) stored.add(Number(x.id));
+      }
       if (filed.length > 0) {
         await trx.insertInto('emails').values(filed).execute();
         for (const r of filed) stored.add(r.id);

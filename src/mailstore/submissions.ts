@@ -1,9 +1,9 @@
 import { sql, type Insertable } from 'kysely';
 import type { Db } from '../db/connection.js';
 import { dialectOf } from '../db/dialect.js';
-import type { OutboundStore } from '../outbound/store.js';
+import { createOutboundStore, type OutboundStore } from '../outbound/store.js';
 import type { OutboundTable } from '../outbound/tables.js';
-import { submissionStore } from './store.js';
+import { submissionStore } from '../submission/store.js';
 
 /** What one submission commits to the database: its external recipients' queue items (with the signed bytes) and its daily count. */
 export interface QueueJob {
@@ -20,7 +20,7 @@ export interface QueueJob {
 }
 
 /**
- * The transaction body of a group of submissions, run by ingest's storage thread (the one writer
+ * The transaction body of a group of submissions, run by the mailstore's storage thread (the one writer
  * of the mail path, so the thread that answers SMTP never waits for SQLite's write lock): each
  * job's queued bytes and 'submission' items, answering the bytes' reference (null without external
  * recipients), then every job's daily count in one statement.
@@ -55,7 +55,7 @@ export interface ExternalOfRecord {
 
 /**
  * Queues a submission's external recipients from inside the transaction that stores its journal
- * record (ingest's storeBatch), as forwards are: the bytes to send are copied from the queue row
+ * record (mailstore/pipeline.ts deliverBatch), as forwards are: the bytes to send are copied from the queue row
  * inside the database (never crossing into JavaScript), then a 'submission' item per recipient.
  * The row is stored once, so a record replayed after a crash queues its recipients once. Answers
  * the number of items.
@@ -73,4 +73,14 @@ export async function queueExternalOfRecord(trx: Db, x: ExternalOfRecord, now: n
     rcpt_to: rcpt, via_domain: null, auth: null, next_attempt_at: now, last_response: null, created_at: now, updated_at: now,
   }))).execute();
   return x.recipients.length;
+}
+
+/**
+ * commitSubmissions in a transaction of its own on `db` (PostgreSQL: one per group of submission's
+ * group commit, submission/deliver.ts, durable when the commit returns). SQLite runs the same body
+ * on the storage thread (sqlite/storage-worker.ts).
+ */
+export function poolSubmissions(db: Db, now: () => number): (jobs: QueueJob[]) => Promise<Array<number | null>> {
+  const outbound = createOutboundStore();
+  return (jobs) => db.transaction().execute((trx) => commitSubmissions(trx, outbound, jobs, now()));
 }

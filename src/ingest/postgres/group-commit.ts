@@ -1,4 +1,4 @@
-import type { Outcome } from './group-commit.js';
+import type { Outcome } from '../group-commit.js';
 
 /**
  * Group commit with several groups in flight at once (PostgreSQL's SMTP acknowledgements): each

@@ -1,15 +1,15 @@
 import { Worker } from 'node:worker_threads';
-import type { Clock } from '../clock.js';
-import type { MarkerCell } from '../emails/markers.js';
-import type { Logger } from '../logger.js';
-import { threadEntry } from '../threads/entry.js';
-import { ownHeapLimits } from '../threads/heap-limits.js';
-import { INGEST_THREAD_OLD_MB } from '../threads/heap-growth.js';
-import type { QueuedHint } from '../webhooks/events.js';
-import type { AcceptJob, AcceptOutcome, StoreInput, StoreResult } from './commits.js';
-import type { MoveInput, MoveResult } from './journal-move.js';
-import type { QueueJob } from '../submission/commit.js';
-import type { FailureNote } from './set-aside.js';
+import type { Clock } from '../../clock.js';
+import type { MarkerCell } from '../markers.js';
+import type { Logger } from '../../logger.js';
+import { threadEntry } from '../../threads/entry.js';
+import { ownHeapLimits } from '../../threads/heap-limits.js';
+import { INGEST_THREAD_OLD_MB } from '../../threads/heap-growth.js';
+import type { QueuedHint } from '../../webhooks/events.js';
+import type { AcceptJob, AcceptOutcome, StoreInput, StoreResult } from '../commits.js';
+import type { MoveInput, MoveResult } from '../journal-move.js';
+import type { QueueJob } from '../submissions.js';
+import type { FailureNote } from '../../ingest/set-aside.js';
 import type { StorageReply, StorageRequest, StorageThreadData } from './storage-protocol.js';
 
 /**

@@ -1,9 +1,9 @@
-import type { MarkerCell } from '../emails/markers.js';
-import type { QueuedHint } from '../webhooks/events.js';
-import type { AcceptJob, AcceptOutcome, StoreInput, StoreResult } from './commits.js';
-import type { MoveInput, MoveResult } from './journal-move.js';
-import type { QueueJob } from '../submission/commit.js';
-import type { FailureNote } from './set-aside.js';
+import type { MarkerCell } from '../markers.js';
+import type { QueuedHint } from '../../webhooks/events.js';
+import type { AcceptJob, AcceptOutcome, StoreInput, StoreResult } from '../commits.js';
+import type { MoveInput, MoveResult } from '../journal-move.js';
+import type { QueueJob } from '../submissions.js';
+import type { FailureNote } from '../../ingest/set-aside.js';
 
 /** What the storage thread is started with. */
 export interface StorageThreadData {

@@ -1,22 +1,24 @@
+import { readFile } from 'node:fs/promises';
 import { sql } from 'kysely';
-import type { Clock } from '../clock.js';
-import type { Db } from '../db/connection.js';
-import type { Markers } from '../emails/markers.js';
-import type { EmailWriter } from '../emails/writer.js';
-import type { Logger } from '../logger.js';
-import { createEventRecorder, type QueuedHint } from '../webhooks/events.js';
-import type { BlobStore } from './blobs.js';
-import { storeBatch, type Failure, type ParsedRaw } from './commits.js';
-import { decodeMessage } from './encoded-message.js';
-import type { Envelope, Target } from './message.js';
-import { lockMailboxes } from './pg-accept.js';
-import { pgBlobs, type BlobData } from './pg-blobs.js';
-import type { IngestStore } from './store.js';
-import type { RawParser } from './types.js';
-import { BUSY_WINDOW_MS, DEFAULT_DRAIN_MS_PER_ROW, MAX_BACKLOG_MS, MAX_BURST_MS } from './pace.js';
-import { BATCH_BYTES } from './worker.js';
-import { createBlame, storeApart } from './isolate.js';
-import { MAX_ATTEMPTS, noteFailure, retryDelayMs, type FailureNote } from './set-aside.js';
+import type { Clock } from '../../clock.js';
+import type { Db } from '../../db/connection.js';
+import type { Markers } from '../../mailstore/markers.js';
+import type { EmailWriter } from '../../mailstore/writer.js';
+import type { Logger } from '../../logger.js';
+import { createEventRecorder, type QueuedHint } from '../../webhooks/events.js';
+import type { BlobStore } from '../blobs.js';
+import type { Failure, ParsedRaw } from '../../mailstore/commits.js';
+import { deliverBatch } from '../../mailstore/pipeline.js';
+import { decodeMessage } from '../encoded-message.js';
+import type { Envelope, Target } from '../message.js';
+import { lockMailboxes } from './accept.js';
+import { pgBlobs, type BlobData } from './blobs.js';
+import type { IngestStore } from '../../mailstore/inbound-store.js';
+import type { RawParser } from '../types.js';
+import { BUSY_WINDOW_MS, DEFAULT_DRAIN_MS_PER_ROW, MAX_BACKLOG_MS, MAX_BURST_MS } from '../pace.js';
+import { BATCH_BYTES } from '../worker.js';
+import { createBlame, storeApart } from '../isolate.js';
+import { MAX_ATTEMPTS, noteFailure, retryDelayMs, type FailureNote } from '../set-aside.js';
 
 /**
  * Rows per batch transaction. A PostgreSQL batch costs some twenty statements whatever its size,
@@ -43,7 +45,7 @@ type QueuedRow = { id: number; kind: 'api' | 'smtp'; size: number; attempts: num
  * queued rows with `FOR UPDATE SKIP LOCKED` (so any number of nodes drain one queue, each row
  * taken by one of them), parses the raw SMTP ones with the registered parser, moves the
  * attachments the parser wrote to this node's scratch files into the `blobs` table, and stores the
- * copies, events, quota usage and forwards through the same storeBatch as SQLite (commits.ts),
+ * copies, events, quota usage and forwards through the same deliverBatch as SQLite (mailstore/pipeline.ts),
  * marking the rows stored. Should the node die at any point the transaction rolls back, its row
  * locks go with the connection, and the rows are still queued for whichever node looks next: every
  * acknowledged message is stored exactly once.
@@ -112,7 +114,7 @@ export function createPgIngestWorker(deps: {
     const hints: QueuedHint[] = [];
     const events = createEventRecorder({ clock, onQueued: (h) => { hints.push(...h); } });
     const moved = new Set<string>();
-    let result: Awaited<ReturnType<typeof storeBatch>> | null = null;
+    let result: Awaited<ReturnType<typeof deliverBatch>> | null = null;
     let taken = 0;
     let tookApi = 0;
     const storedIds: number[] = [];
@@ -155,7 +157,7 @@ export function createPgIngestWorker(deps: {
       for (const p of results) if (p) lastParsed.set(p.id, p);
       // Locks in the order every writer of mail takes them, so none waits on another in a cycle: the
       // update-marker row first (markers.ts; the writer takes its markers under it), then blob rows,
-      // then the mailbox rows storeBatch updates, in id order (see lockMailboxes). Parsing is done
+      // then the mailbox rows deliverBatch updates, in id order (see lockMailboxes). Parsing is done
       // by now: no other writer waits on the marker while a message is parsed.
       await deps.markers.ready(trx);
       const prepared: ParsedRaw[] = [];
@@ -177,7 +179,7 @@ export function createPgIngestWorker(deps: {
       const boxes = [...prepared.flatMap((p) => p.targets), ...(await store.load(trx, apiIds)).flatMap((r) => JSON.parse(r.targets) as Target[])]
         .flatMap((t) => t.mailboxIds);
       await lockMailboxes(trx, boxes);
-      result = await storeBatch(trx, { store, writer, events }, { apiIds, prepared, failed }, now);
+      result = await deliverBatch(trx, { store, writer, events, readRawFile: (name) => readFile(files.rawFile(name)) }, { apiIds, prepared, failed }, now);
       storedIds.push(...prepared.map((p) => p.id), ...failed.filter((f) => f.final).map((f) => f.id));
     });
     if (taken === 0) return 0;
@@ -189,7 +191,7 @@ export function createPgIngestWorker(deps: {
     for (const id of storedIds) retryAt.delete(id);
     // Committed. The scratch files moved into the table go (a later parse of the same content writes its own).
     for (const sha256 of moved) await files.remove(files.blobPath(sha256));
-    const r = result as Awaited<ReturnType<typeof storeBatch>> | null;
+    const r = result as Awaited<ReturnType<typeof deliverBatch>> | null;
     // The recorder reports hints on the next turn.
     await new Promise((resolve) => setImmediate(resolve));
     if (hints.length > 0) deps.onHints(hints);

@@ -2,8 +2,8 @@ import { createHash } from 'node:crypto';
 import type { ReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { sql } from 'kysely';
-import type { Db } from '../db/connection.js';
-import type { BlobStore } from './blobs.js';
+import type { Db } from '../../db/connection.js';
+import type { BlobStore } from '../blobs.js';
 
 /** Bytes to become a blob row, under their SHA-256. */
 export interface BlobData {

@@ -1,7 +1,7 @@
 import { sql, type Insertable } from 'kysely';
-import type { Db } from '../db/connection.js';
-import type { InboundReservationsTable, InboundTable } from './tables.js';
-import { createIngestStore, messageKey, type IngestStore, type MessageKey } from './store.js';
+import type { Db } from '../../db/connection.js';
+import type { InboundReservationsTable, InboundTable } from '../../ingest/tables.js';
+import { createIngestStore, messageKey, type IngestStore, type MessageKey } from '../inbound-store.js';
 
 /**
  * The ingest store on PostgreSQL (DECISIONS.md section 17): store.ts's queries where their SQLite

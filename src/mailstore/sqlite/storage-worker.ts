@@ -3,21 +3,24 @@
  * (group commits of accepted mail, batch storage with FTS5 indexing), so the thread that speaks
  * HTTP and SMTP only accepts. Requests are handled one at a time, in arrival order.
  */
+import { readFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { parentPort, workerData } from 'node:worker_threads';
-import { databaseFile, openConnection } from '../db/connection.js';
-import { walSyncer } from '../db/durability.js';
-import { createMarkers } from '../emails/markers.js';
-import { createEmailStore } from '../emails/store.js';
-import { createEmailWriter } from '../emails/writer.js';
-import { lowerThreadPriority } from '../threads/priority.js';
-import { createEventRecorder, type QueuedHint } from '../webhooks/events.js';
-import { acceptGroup, storeBatch } from './commits.js';
-import { moveRecords } from './journal-move.js';
-import { noteFailure } from './set-aside.js';
+import { databaseFile, openConnection } from '../../db/connection.js';
+import { walSyncer } from '../../db/durability.js';
+import { createMarkers } from '../markers.js';
+import { createEmailStore } from '../../emails/store.js';
+import { createEmailWriter } from '../writer.js';
+import { lowerThreadPriority } from '../../threads/priority.js';
+import { createEventRecorder, type QueuedHint } from '../../webhooks/events.js';
+import { acceptGroup } from '../commits.js';
+import { deliverBatch } from '../pipeline.js';
+import { moveRecords } from '../journal-move.js';
+import { noteFailure } from '../../ingest/set-aside.js';
 import type { StorageReply, StorageRequest, StorageThreadData } from './storage-protocol.js';
-import { createIngestStore } from './store.js';
-import { createOutboundStore } from '../outbound/store.js';
-import { commitSubmissions } from '../submission/commit.js';
+import { createIngestStore } from '../inbound-store.js';
+import { createOutboundStore } from '../../outbound/store.js';
+import { commitSubmissions } from '../submissions.js';
 
 // Storing queued mail is background work: the thread that answers SMTP and HTTP comes first.
 lowerThreadPriority();
@@ -36,6 +39,8 @@ const outbound = createOutboundStore();
 let hints: QueuedHint[] = [];
 const events = createEventRecorder({ clock, onQueued: (h) => { hints.push(...h); } });
 const port = parentPort!;
+/** A raw file by the name its row keeps (blobs.ts rawFile): a copy with bytes of its own of mail kept in a file. */
+const readRawFile = (name: string) => readFile(join(dataDir, 'raw', basename(name)));
 
 async function handle(req: StorageRequest): Promise<StorageReply> {
   now = req.now;
@@ -58,7 +63,7 @@ async function handle(req: StorageRequest): Promise<StorageReply> {
       return { id: req.id, ok: true, refs, hints: [] };
     }
     case 'store': {
-      const stored = await db.transaction().execute((trx) => storeBatch(trx, { store, writer, events }, req.input, req.now));
+      const stored = await db.transaction().execute((trx) => deliverBatch(trx, { store, writer, events, readRawFile }, req.input, req.now));
       // The recorder reports webhook hints on the next turn, after its transaction.
       await new Promise((r) => setImmediate(r));
       return { id: req.id, ok: true, stored, hints };
