@@ -92,4 +92,6 @@ export interface StoreResult {
   forwarded: number;
   /** The mailboxes that got mail (their idling IMAP sessions are woken). */
   mailboxIds: number[];
+  /** Sieve scripts that failed (their copies kept in INBOX), for the log. */
+  filterErrors?: Array<{ mailboxId: number; inboundId: number; message: string }>;
 }

@@ -40,7 +40,7 @@ import type { EmailEvent, EventRecorder } from '../webhooks/events.js';
 import { classify } from './classify.js';
 import { filter } from './filter.js';
 import { asWritten, withPrepended, writeOwnBytes, type OwnBytes } from './own-bytes.js';
-import type { DecisionSteps, Delivery, Placement, Recipient, SideEffects } from './steps.js';
+import type { DecisionSteps, Delivery, Filtered, Placement, Recipient, SideEffects } from './steps.js';
 
 /** What the batch transaction uses; `steps` replaces the default classify and filter steps. */
 export interface PipelineDeps {
@@ -196,10 +196,12 @@ export async function deliverBatch(trx: Db, deps: PipelineDeps, input: StoreInpu
   const owners = await store.mailboxOwners(trx, [...new Set(deliveries.flatMap((d) => d.targets.flatMap((t) => t.mailboxIds)))]);
   const planned: PlannedCopy[] = [];
   const effectsOf = new Map<Delivery, SideEffects>();
+  const filterErrors: NonNullable<Filtered['errors']> = [];
   for (const d of deliveries) {
     const recipients = recipientsOf(d, owners);
     const classified = recipients.length > 0 ? await steps.classify(trx, d, recipients, now) : [];
-    const { placements, effects } = recipients.length > 0 ? await steps.filter(trx, d, recipients, classified, now) : { placements: [], effects: { redirects: [], replies: [] } };
+    const { placements, effects, errors } = recipients.length > 0 ? await steps.filter(trx, d, recipients, classified, now) : { placements: [], effects: { redirects: [], replies: [] }, errors: [] };
+    if (errors) filterErrors.push(...errors);
     recipients.forEach((r, i) => { const p = placements[i]; if (p) planned.push(placedCopy(d, r, p)); });
     planned.push(...filedCopies(d, owners));
     effectsOf.set(d, effects);
@@ -275,5 +277,8 @@ export async function deliverBatch(trx: Db, deps: PipelineDeps, input: StoreInpu
   });
   await store.finish(trx, done);
   queued += await noteFailures(trx, store, input.failed, now);
-  return { unlink, stored: created.length, forwarded: forwards.length + queued, mailboxIds: [...new Set(created.map((c) => c.mailboxId))] };
+  return {
+    unlink, stored: created.length, forwarded: forwards.length + queued, mailboxIds: [...new Set(created.map((c) => c.mailboxId))],
+    ...(filterErrors.length > 0 ? { filterErrors } : {}),
+  };
 }

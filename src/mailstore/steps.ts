@@ -35,7 +35,7 @@ export interface Recipient {
 export interface Placement {
   /** Default 'INBOX'. */
   folder: string;
-  /** IMAP keywords and flags but \Seen and \Recent (e.g. `$Junk`), stored with the copy. */
+  /** IMAP keywords and flags but \Recent (e.g. `$Junk`), stored with the copy; `\Seen` stores it read. */
   keywords: string[];
   /**
    * Header lines put in front of the stored message (a trace header such as X-Spam-Status), each
@@ -81,6 +81,8 @@ export type Classified = Placement[];
 export interface Filtered {
   placements: Array<Placement | null>;
   effects: SideEffects;
+  /** Scripts that failed on the message (its copy kept in INBOX), for the log. */
+  errors?: Array<{ mailboxId: number; inboundId: number; message: string }>;
 }
 
 /**

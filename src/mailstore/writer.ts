@@ -29,7 +29,7 @@ export interface Copy {
    * once the mailbox's default folders are made files into INBOX instead. Ignored when filed.
    */
   folder?: string;
-  /** A delivered copy's stored flags and keywords (not \Seen), e.g. `$Junk`. */
+  /** A delivered copy's stored flags and keywords, e.g. `$Junk`; `\Seen` among them stores it read. */
   keywords?: string[];
 }
 
@@ -159,7 +159,9 @@ export function createEmailWriter({ store, markers, clock }: { store: EmailStore
       const delivered = rows.filter((_, i) => inInbox(copies[i]));
       const placed = rows.flatMap((r, i) => {
         const c = copies[i];
-        return c.filedIn !== undefined || inInbox(c) ? [] : [{ ...r, folder: folderOf(c), flags: (c.keywords ?? []).join(' ') }];
+        // \Seen is the read time, not a stored flag (a Sieve `addflag "\\Seen"`).
+        const seen = c.keywords?.includes('\\Seen') ?? false;
+        return c.filedIn !== undefined || inInbox(c) ? [] : [{ ...r, folder: folderOf(c), flags: (c.keywords ?? []).filter((k) => k !== '\\Seen').join(' '), read_at: seen ? now : null }];
       });
       const filed = rows.flatMap((r, i) => {
         const folder = copies[i].filedIn;

@@ -1,10 +1,3 @@
-/** Where one copy of a delivered message goes (the filter step's answer per mailbox). */
-export interface Placement {
-  folder: string;
-  /** IMAP flags and keywords (`\Seen` marks it read). */
-  flags: string[];
-}
-
 /** A folder name a script may file into: printable, not a wildcard, at most 255 characters; `inbox` in any case is INBOX. */
 export function folderName(name: string): string | null {
   const n = name.trim();
@@ -25,11 +18,4 @@ export function cleanFlags(flags: readonly string[]): string[] {
     }
   }
   return [...out];
-}
-
-/** Adds a placement, merging the flags of one already going to the same folder. */
-export function addPlacement(list: Placement[], p: Placement): void {
-  const same = list.find((x) => x.folder === p.folder);
-  if (same) same.flags = [...new Set([...same.flags, ...p.flags])];
-  else list.push({ folder: p.folder, flags: [...p.flags] });
 }
