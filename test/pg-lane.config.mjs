@@ -193,6 +193,7 @@ export default {
     'test/web/signin.test.ts',
     'test/web/tables.test.ts',
     'test/web/webhooks.test.ts',
+    'test/web/sieve.test.ts',
     // Sieve storage, ManageSieve, delivery filter and vacation (DECISIONS.md section 19).
     'test/sieve-store/*.test.ts',
     'test/managesieve/*.test.ts',
