@@ -36,7 +36,7 @@ test('the vacation form saves a reply; the filter editor shows a parse error at 
   await alert.waitFor();
   t.regex(await alert.innerText(), /^Line 4, column \d+: /);
   // The caret is on the line named.
-  const caretLine = await editor.evaluate((el: HTMLTextAreaElement) => el.value.slice(0, el.selectionStart).split('\n').length);
+  const caretLine = await editor.evaluate((el) => { const area = el as unknown as { value: string; selectionStart: number }; return area.value.slice(0, area.selectionStart).split('\n').length; });
   t.is(caretLine, 4);
 
   await editor.fill('require ["fileinto"];\nif header :contains "subject" "invoice" {\n  fileinto "Invoices";\n}\n');
