@@ -4,7 +4,7 @@
  * recipient), and with none again, in the same run on the same server (scripts/bench/smtp-load.ts machinery). The target
  * is a ratio of at least 0.9 for both. Prints one JSON line.
  *
- * Usage: node --import tsx scripts/bench/sieve.ts [--warmup=2] [--seconds=10] [--connections=10]
+ * Usage: node --import tsx scripts/bench/sieve-delivery.ts [--warmup=2] [--seconds=10] [--connections=10]
  * Bounded: every phase has its duration and every wait a deadline.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -99,7 +99,7 @@ try {
   const mean = (a: number | null, b: number | null) => (a && b ? (a + b) / 2 : null);
   const ratio = (a: number | null, b: number | null) => (a && b ? Math.round((a / b) * 100) / 100 : null);
   console.log(JSON.stringify({
-    bench: 'sieve', connections: CONNECTIONS, seconds: SECONDS, rules: 50, none, sieve: scripted, none_again: noneAgain,
+    bench: 'sieve-delivery', connections: CONNECTIONS, seconds: SECONDS, rules: 50, none, sieve: scripted, none_again: noneAgain,
     acked_ratio: ratio(scripted.acked_per_s, mean(none.acked_per_s, noneAgain.acked_per_s)),
     end_to_end_ratio: ratio(scripted.end_to_end_per_s, mean(none.end_to_end_per_s, noneAgain.end_to_end_per_s)),
   }));
