@@ -4,6 +4,8 @@
 export interface HeaderField { name: string; raw: string }
 export interface MimePart { contentType: string; headers: HeaderField[]; body: Buffer; children: MimePart[]; prologue?: Buffer }
 
+const VALID_NAME = /^[\x21-\x39\x3b-\x7e]+$/;
+
 export class SieveMessage {
   readonly headers: HeaderField[];
   readonly bodyRaw: Buffer;
@@ -19,6 +21,7 @@ export class SieveMessage {
 
   /** Unfolded raw values of a header, in message order. */
   rawValues(name: string): string[] {
+    if (!VALID_NAME.test(name)) return [];
     const lower = name.toLowerCase();
     return this.headers.filter((h) => h.name.toLowerCase() === lower).map((h) => h.raw);
   }
@@ -29,6 +32,7 @@ export class SieveMessage {
   }
 
   has(name: string): boolean {
+    if (!VALID_NAME.test(name)) return false;
     const lower = name.toLowerCase();
     return this.headers.some((h) => h.name.toLowerCase() === lower);
   }

@@ -90,7 +90,9 @@ export class Runtime {
   }
 
   matcher(call: Call): Matcher {
-    const comparator = (this.literal(call.tags.get('comparator')) || 'i;ascii-casemap').toLowerCase();
+    // The string test compares octets unless told otherwise (as Pigeonhole does); every other test folds case.
+    const fallback = call.name === 'string' ? 'i;octet' : 'i;ascii-casemap';
+    const comparator = (this.literal(call.tags.get('comparator')) || fallback).toLowerCase();
     for (const type of ['value', 'count'] as const) {
       const rel = call.tags.get(type);
       if (rel) return { comparator, type, relation: this.literal(rel).toLowerCase() as Relation };

@@ -11,6 +11,7 @@ import { SieveMessage } from '../../../src/sieve/message.js';
 import { MATCHING } from '../../../src/sieve/tags.js';
 import type { CommandSpec, Registry, TestSpec } from '../../../src/sieve/spec.js';
 import { outgoingMessages } from './outgoing.js';
+import { addressesOf } from '../../../src/sieve/address.js';
 
 export interface TestOutcome { name: string; passed: boolean; reason?: string }
 export interface FileOutcome { file: string; tests: TestOutcome[]; compileError?: string }
@@ -28,6 +29,7 @@ class Suite {
   compiled: Compiled | null = null;
   outcomes: TestOutcome[] = [];
   auth: string | null = null;
+  envelopeSet = new Set<string>();
   origTo: string | null = null;
 
   constructor(readonly dir: string) {}
@@ -91,7 +93,8 @@ class Suite {
         this.folders.get(a.folder)!.push(rt.message.raw);
       }
     }
-    this.smtp.push(...outgoingMessages(rt, actions, this.config));
+    // Each executed result starts a fresh outbox, as Pigeonhole's testsuite does.
+    this.smtp = outgoingMessages(rt, actions, this.config);
   }
 }
 
@@ -128,8 +131,18 @@ function harnessRegistry(suite: Suite): Registry {
         const what = string(rt, call).toLowerCase();
         const value = string(rt, call, 1);
         const bare = value.replace(/^<(.*)>$/, '$1');
-        if (what === 'message') { rt.message = new SieveMessage(Buffer.from(value)); rt.input = { ...rt.input, raw: rt.message.raw }; }
-        else if (what === 'envelope.from') rt.input = { ...rt.input, envelope: { ...rt.input.envelope, from: bare === '' ? null : bare } };
+        if (what === 'message') {
+          rt.message = new SieveMessage(Buffer.from(value));
+          rt.input = { ...rt.input, raw: rt.message.raw };
+          // Until a test sets the envelope, it follows the message (Return-Path or From, and To).
+          const from = addressesOf(rt.message.values('return-path')[0] ?? rt.message.values('from')[0] ?? '')[0];
+          const to = addressesOf(rt.message.values('to')[0] ?? '')[0];
+          if (!suite.envelopeSet.has('from') && from) rt.input = { ...rt.input, envelope: { ...rt.input.envelope, from } };
+          if (!suite.envelopeSet.has('to') && to) rt.input = { ...rt.input, envelope: { ...rt.input.envelope, to } };
+          return;
+        }
+        if (what.startsWith('envelope.')) suite.envelopeSet.add(what.slice(9));
+        if (what === 'envelope.from') rt.input = { ...rt.input, envelope: { ...rt.input.envelope, from: bare === '' ? null : bare } };
         else if (what === 'envelope.to') rt.input = { ...rt.input, envelope: { ...rt.input.envelope, to: bare } };
         else if (what === 'envelope.auth') suite.auth = bare;
         else if (what === 'envelope.orig_to') suite.origTo = bare;
