@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SieveFault, type Call } from '../../../src/sieve/ast.js';
 import type { SieveAction, SieveMessageInput } from '../../../src/sieve/api.js';
-import { compile, DEFAULT_HOOKS, finalActions, runBlock, spamtestValue, type Compiled } from '../../../src/sieve/engine.js';
+import { compile, compileWithErrors, DEFAULT_HOOKS, finalActions, runBlock, spamtestValue, type Compiled } from '../../../src/sieve/engine.js';
 import { makeRegistry } from '../../../src/sieve/registry.js';
 import { Runtime, type RuntimeHooks } from '../../../src/sieve/runtime.js';
 import { SieveMessage } from '../../../src/sieve/message.js';
@@ -168,8 +168,9 @@ function harnessRegistry(suite: Suite): Registry {
         const path = join(suite.dir, string(rt, call));
         let text: string;
         try { text = readFileSync(path, 'utf8'); } catch { suite.errors = [`cannot read ${path}`]; return false; }
-        const result = compile(text, rt.registry);
-        suite.errors = result.ok ? [] : [result.error.message];
+        const { result, errors } = compileWithErrors(text, rt.registry);
+        // Pigeonhole ends a failed validation with one more error, "validation failed"; its counts include it.
+        suite.errors = result.ok ? [] : [...errors.map((e) => e.message), ...(errors.length && !/syntax error/.test(errors[0].message) ? ['validation failed'] : [])];
         suite.compiled = result.ok ? (result.script as Compiled) : null;
         return result.ok;
       },
