@@ -7,6 +7,8 @@ export const DETAIL_SEPARATOR = '+';
 /** The addresses of one header field value (groups flattened). */
 export function addressesOf(value: string): string[] {
   const out: string[] = [];
+  // An empty header is one empty address for :all (RFC 5228 2.7.4 keeps it matchable against "").
+  if (value.trim() === '') return [''];
   for (const a of addressparser(value, { flatten: true })) if (a.address) out.push(a.address);
   return out;
 }
@@ -15,8 +17,11 @@ export function addressesOf(value: string): string[] {
 export function addressPart(address: string, part: AddressPart): string | null {
   if (part === 'all') return address;
   const at = address.lastIndexOf('@');
+  // "If an address is not syntactically valid, then it will not be matched by tests specifying
+  // :localpart or :domain" (RFC 5228 2.7.4).
+  if (at <= 0 || at === address.length - 1) return null;
   const local = at < 0 ? address : address.slice(0, at);
-  if (part === 'domain') return at < 0 ? '' : address.slice(at + 1);
+  if (part === 'domain') return address.slice(at + 1);
   if (part === 'localpart') return local;
   const sep = local.indexOf(DETAIL_SEPARATOR);
   if (part === 'user') return sep < 0 ? local : local.slice(0, sep);

@@ -17,12 +17,16 @@ function all(part: MimePart, out: MimePart[]): MimePart[] {
 function typeMatches(contentType: string, wanted: string): boolean {
   const w = wanted.toLowerCase();
   if (w === '') return true;
+  // "type/subtype" or "type"; anything else ("text/plain/stupid", "/plain") names no part.
+  if (!/^[^/\s]+(\/[^/\s]+)?$/.test(w)) return false;
   return w.includes('/') ? contentType === w : contentType.split('/')[0] === w;
 }
 
 const htmlToText = (html: string): string => html.replace(/<[^>]*>/g, ' ').replace(/&nbsp;/g, ' ').replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
 
 export function bodyValues(message: SieveMessage, mode: 'raw' | 'content' | 'text', types: string[]): string[] {
+  // A message without a body has nothing for the body test to match, not even "".
+  if (message.bodyRaw.length === 0) return [];
   if (mode === 'raw') return [message.bodyRaw.toString('utf8')];
   const root = message.mime();
   if (mode === 'text') {

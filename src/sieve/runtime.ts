@@ -102,13 +102,13 @@ export class Runtime {
   }
 
   /** Whether any value matches any key under the call's match type; sets match variables on :matches. */
-  matchValues(call: Call, values: string[], keys: string[]): boolean {
+  matchValues(call: Call, values: string[], keys: string[], setsMatchVariables = true): boolean {
     const m = this.matcher(call);
     if (m.type === 'count') {
       const count = String(values.length);
       return keys.some((k) => matchOne(m, count, k, false) !== null);
     }
-    const capture = m.type === 'matches' && this.has('variables');
+    const capture = setsMatchVariables && m.type === 'matches' && this.has('variables');
     for (const value of values) {
       for (const key of keys) {
         const caps = matchOne(m, value, key, capture);
