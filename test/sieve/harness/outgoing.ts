@@ -6,9 +6,14 @@ import { addressesOf } from '../../../src/sieve/address.js';
 
 export interface Sent { from: string | null; to: string; raw: Buffer }
 
-function vacationAllowed(rt: Runtime, action: Extract<SieveAction, { type: 'vacation' }>): boolean {
+function vacationAllowed(rt: Runtime, action: Extract<SieveAction, { type: 'vacation' }>, config: Map<string, string>, origTo: string | null): boolean {
   const sender = rt.input.envelope.from;
   if (!sender) return false;
+  const user = config.get('sieve_user_email');
+  const mine = new Set([rt.input.envelope.to, origTo ?? '', user ?? '', ...action.addresses].filter((a) => a).map((a) => a.toLowerCase()));
+  if (mine.has(sender.toLowerCase())) return false;
+  const suppress = (rt.message.values('x-auto-response-suppress')[0] ?? '').toLowerCase().split(/[\s,]+/);
+  if (suppress.includes('all') || suppress.includes('oof')) return false;
   const local = sender.split('@')[0].toLowerCase();
   if (local === 'mailer-daemon' || local.startsWith('owner-') || local.endsWith('-request')) return false;
   const m = rt.message;
@@ -17,12 +22,30 @@ function vacationAllowed(rt: Runtime, action: Extract<SieveAction, { type: 'vaca
   if (m.has('list-id') || m.has('list-unsubscribe')) return false;
   const precedence = (m.values('precedence')[0] ?? '').toLowerCase();
   if (['bulk', 'list', 'junk'].includes(precedence)) return false;
-  const mine = new Set([rt.input.envelope.to, ...action.addresses].map((a) => a.toLowerCase()));
+  if (config.get('sieve_vacation_dont_check_recipient') === 'yes') return true;
   const listed = ['to', 'cc', 'bcc', 'resent-to', 'resent-cc'].flatMap((h) => m.values(h).flatMap(addressesOf)).map((a) => a.toLowerCase());
   return listed.some((a) => mine.has(a));
 }
 
-export function outgoingMessages(rt: Runtime, actions: SieveAction[], config: Map<string, string>): Sent[] {
+/** The To of a reply: the original header whose address is the envelope sender, else the bare sender. */
+function replyTo(rt: Runtime, sender: string): string {
+  for (const name of ['from', 'sender', 'reply-to']) {
+    for (const raw of rt.message.rawValues(name)) {
+      if (addressesOf(raw).some((a) => a.toLowerCase() === sender.toLowerCase())) return raw.trim();
+    }
+  }
+  return `<${sender}>`;
+}
+
+function defaultSubject(subject: string, config: Map<string, string>): string {
+  const template = config.get('sieve_vacation_default_subject_template');
+  if (template) return template.replace(/%\$/g, subject);
+  const fixed = config.get('sieve_vacation_default_subject');
+  if (fixed) return fixed;
+  return `Auto: ${subject}`;
+}
+
+export function outgoingMessages(rt: Runtime, actions: SieveAction[], config: Map<string, string>, origTo: string | null = null): Sent[] {
   const out: Sent[] = [];
   const subject = rt.message.values('subject')[0] ?? '';
   const messageId = rt.message.values('message-id')[0];
@@ -33,11 +56,11 @@ export function outgoingMessages(rt: Runtime, actions: SieveAction[], config: Ma
         `Auto-Submitted: auto-replied (rejected)\r\nMIME-Version: 1.0\r\n\r\n${a.reason}\r\n`;
       out.push({ from: null, to: rt.input.envelope.from, raw: Buffer.from(raw) });
     }
-    if (a.type === 'vacation' && vacationAllowed(rt, a)) {
+    if (a.type === 'vacation' && vacationAllowed(rt, a, config, origTo)) {
       const from = a.from ?? config.get('sieve_user_email') ?? rt.input.envelope.to;
-      const subj = a.subject ?? `Auto: ${subject}`;
+      const subj = a.subject ?? defaultSubject(subject, config);
       const refs = messageId ? `In-Reply-To: ${messageId}\r\nReferences: ${messageId}\r\n` : '';
-      const raw = `From: ${from}\r\nTo: <${rt.input.envelope.from}>\r\nSubject: ${subj}\r\n${refs}Auto-Submitted: auto-replied (vacation)\r\nPrecedence: bulk\r\n` +
+      const raw = `From: ${from}\r\nTo: ${replyTo(rt, rt.input.envelope.from!)}\r\nSubject: ${subj}\r\n${refs}Auto-Submitted: auto-replied (vacation)\r\nPrecedence: bulk\r\n` +
         (a.mime ? `${a.reason}` : `MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${a.reason}\r\n`);
       out.push({ from: null, to: rt.input.envelope.from!, raw: Buffer.from(raw) });
     }

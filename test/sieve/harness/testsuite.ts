@@ -22,7 +22,7 @@ const DEFAULT_MESSAGE = 'From: sender@example.com\r\nTo: recipient@example.com\r
 
 /** The state of one svtest file's run: mail store, sent messages, config, last compile errors. */
 class Suite {
-  folders = new Map<string, Buffer[]>([['INBOX', []]]);
+  folders = new Map<string, Array<{ raw: Buffer; flags: string[] }>>([['INBOX', []]]);
   smtp: Array<{ from: string | null; to: string; raw: Buffer }> = [];
   config = new Map<string, string>();
   errors: string[] = [];
@@ -84,17 +84,17 @@ class Suite {
   /** Carries out a result on the test mail store and outgoing queue (test_result_execute). */
   execute(rt: Runtime, actions: SieveAction[]): void {
     for (const a of actions) {
-      if (a.type === 'keep') this.folders.get('INBOX')!.push(rt.message.raw);
+      if (a.type === 'keep') this.folders.get('INBOX')!.push({ raw: rt.message.raw, flags: a.flags });
       if (a.type === 'fileinto') {
         if (!this.folderExists(a.folder)) {
           if (!a.create) throw new TestFailure(`folder ${a.folder} does not exist`);
           this.folders.set(a.folder, []);
         }
-        this.folders.get(a.folder)!.push(rt.message.raw);
+        this.folders.get(a.folder)!.push({ raw: rt.message.raw, flags: a.flags });
       }
     }
     // Each executed result starts a fresh outbox, as Pigeonhole's testsuite does.
-    this.smtp = outgoingMessages(rt, actions, this.config);
+    this.smtp = outgoingMessages(rt, actions, this.config, this.origTo);
   }
 }
 
@@ -238,8 +238,12 @@ function selectMessage(suite: Suite, call: Call, rt: Runtime): boolean {
   const index = indexArg.kind === 'number' ? indexArg.value : 0;
   let raw: Buffer | undefined;
   const folder = call.tags.get('folder');
-  if (folder) raw = suite.folders.get(rt.str(folder))?.[index];
-  else {
+  if (folder) {
+    // A stored message brings its flags: hasflag then reads them, as Pigeonhole's testsuite does.
+    const stored = suite.folders.get(rt.str(folder))?.[index];
+    raw = stored?.raw;
+    if (stored) rt.flags = [...stored.flags];
+  } else {
     const sent = suite.smtp[index];
     if (sent) {
       raw = sent.raw;
