@@ -28,7 +28,11 @@ function vacationAllowed(rt: Runtime, action: Extract<SieveAction, { type: 'vaca
 }
 
 /** The To of a reply: the original header whose address is the envelope sender, else the bare sender. */
-function replyTo(rt: Runtime, sender: string): string {
+function replyTo(rt: Runtime, sender: string, config: Map<string, string>): string {
+  if (config.get('sieve_vacation_to_header_ignore_envelope') === 'yes') {
+    const header = rt.message.rawValues('sender')[0] ?? rt.message.rawValues('from')[0];
+    if (header) return header.trim();
+  }
   for (const name of ['from', 'sender', 'reply-to']) {
     for (const raw of rt.message.rawValues(name)) {
       if (addressesOf(raw).some((a) => a.toLowerCase() === sender.toLowerCase())) return raw.trim();
@@ -60,7 +64,7 @@ export function outgoingMessages(rt: Runtime, actions: SieveAction[], config: Ma
       const from = a.from ?? config.get('sieve_user_email') ?? rt.input.envelope.to;
       const subj = a.subject ?? defaultSubject(subject, config);
       const refs = messageId ? `In-Reply-To: ${messageId}\r\nReferences: ${messageId}\r\n` : '';
-      const raw = `From: ${from}\r\nTo: ${replyTo(rt, rt.input.envelope.from!)}\r\nSubject: ${subj}\r\n${refs}Auto-Submitted: auto-replied (vacation)\r\nPrecedence: bulk\r\n` +
+      const raw = `From: ${from}\r\nTo: ${replyTo(rt, rt.input.envelope.from!, config)}\r\nSubject: ${subj}\r\n${refs}Auto-Submitted: auto-replied (vacation)\r\nPrecedence: bulk\r\n` +
         (a.mime ? `${a.reason}` : `MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${a.reason}\r\n`);
       out.push({ from: null, to: rt.input.envelope.from!, raw: Buffer.from(raw) });
     }

@@ -29,7 +29,7 @@ class Suite {
   compiled: Compiled | null = null;
   outcomes: TestOutcome[] = [];
   auth: string | null = null;
-  envelopeSet = new Set<string>();
+  envelope: { from?: string | null; to?: string } = {};
   origTo: string | null = null;
 
   constructor(readonly dir: string) {}
@@ -133,17 +133,21 @@ function harnessRegistry(suite: Suite): Registry {
         const bare = value.replace(/^<(.*)>$/, '$1');
         if (what === 'message') {
           rt.message = new SieveMessage(Buffer.from(value));
-          rt.input = { ...rt.input, raw: rt.message.raw };
-          // Until a test sets the envelope, it follows the message (Return-Path or From, and To).
-          const from = addressesOf(rt.message.values('return-path')[0] ?? rt.message.values('from')[0] ?? '')[0];
-          const to = addressesOf(rt.message.values('to')[0] ?? '')[0];
-          if (!suite.envelopeSet.has('from') && from) rt.input = { ...rt.input, envelope: { ...rt.input.envelope, from } };
-          if (!suite.envelopeSet.has('to') && to) rt.input = { ...rt.input, envelope: { ...rt.input.envelope, to } };
+          // The envelope is what a test set, else it follows the message (Return-Path or From, and To);
+          // reading a sent message (test_message :smtp) changed it only until the next message is set.
+          const from = suite.envelope.from !== undefined ? suite.envelope.from
+            : addressesOf(rt.message.values('return-path')[0] ?? rt.message.values('from')[0] ?? '')[0] ?? rt.input.envelope.from;
+          const to = suite.envelope.to ?? addressesOf(rt.message.values('to')[0] ?? '')[0] ?? rt.input.envelope.to;
+          rt.input = { ...rt.input, raw: rt.message.raw, envelope: { from, to } };
           return;
         }
-        if (what.startsWith('envelope.')) suite.envelopeSet.add(what.slice(9));
-        if (what === 'envelope.from') rt.input = { ...rt.input, envelope: { ...rt.input.envelope, from: bare === '' ? null : bare } };
-        else if (what === 'envelope.to') rt.input = { ...rt.input, envelope: { ...rt.input.envelope, to: bare } };
+        if (what === 'envelope.from') {
+          suite.envelope.from = bare === '' ? null : bare;
+          rt.input = { ...rt.input, envelope: { ...rt.input.envelope, from: suite.envelope.from } };
+        } else if (what === 'envelope.to') {
+          suite.envelope.to = bare;
+          rt.input = { ...rt.input, envelope: { ...rt.input.envelope, to: bare } };
+        }
         else if (what === 'envelope.auth') suite.auth = bare;
         else if (what === 'envelope.orig_to') suite.origTo = bare;
         else throw new TestFailure(`test_set ${what} is not supported by the harness`);
