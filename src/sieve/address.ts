@@ -2,7 +2,8 @@
 import addressparser from 'nodemailer/lib/addressparser/index.js';
 
 export type AddressPart = 'all' | 'localpart' | 'domain' | 'user' | 'detail';
-export const DETAIL_SEPARATOR = '+';
+/** local+detail (RFC 5233; DECISIONS.md section 19). */
+export const DETAIL_SEPARATORS = '+';
 
 /** The addresses of one header field value (groups flattened). */
 export function addressesOf(value: string): string[] {
@@ -14,7 +15,7 @@ export function addressesOf(value: string): string[] {
 }
 
 /** One part of an address, or null when it has none (:detail without a separator). */
-export function addressPart(address: string, part: AddressPart): string | null {
+export function addressPart(address: string, part: AddressPart, separators = DETAIL_SEPARATORS): string | null {
   if (part === 'all') return address;
   const at = address.lastIndexOf('@');
   // "If an address is not syntactically valid, then it will not be matched by tests specifying
@@ -23,7 +24,9 @@ export function addressPart(address: string, part: AddressPart): string | null {
   const local = at < 0 ? address : address.slice(0, at);
   if (part === 'domain') return address.slice(at + 1);
   if (part === 'localpart') return local;
-  const sep = local.indexOf(DETAIL_SEPARATOR);
+  // The first of any separator character splits user from detail.
+  let sep = -1;
+  for (let i = 0; i < local.length; i++) if (separators.includes(local[i])) { sep = i; break; }
   if (part === 'user') return sep < 0 ? local : local.slice(0, sep);
   return sep < 0 ? null : local.slice(sep + 1);
 }

@@ -4,6 +4,7 @@ import { SieveFault, type Argument, type Call, type Position } from './ast.js';
 import type { SieveAction, SieveMessageInput } from './api.js';
 import type { CommandSpec, Registry, TestSpec } from './spec.js';
 import { SieveMessage } from './message.js';
+import { DETAIL_SEPARATORS } from './address.js';
 import { matchOne, type Matcher, type Relation } from './match.js';
 
 export const LIMITS = { maxVariableSize: 4096, maxVariables: 255, maxMatchVariables: 32, maxActions: 32, maxRedirects: 4 };
@@ -25,6 +26,8 @@ export class Runtime {
   stopped = false;
   redirects = 0;
   limits = { ...LIMITS };
+  /** Characters that separate user from detail (subaddress). */
+  detailSeparators = DETAIL_SEPARATORS;
   /** Evaluates a nested test (set by the interpreter). */
   evaluate: (call: Call) => boolean = () => false;
 

@@ -90,7 +90,7 @@ export const TESTS: Record<string, TestSpec> = {
       for (const h of rt.strings(call.positional[0])) {
         for (const field of indexed(call, rt.message.values(h))) {
           for (const a of addressesOf(field)) {
-            const p = addressPart(a, part);
+            const p = addressPart(a, part, rt.detailSeparators);
             if (p !== null) values.push(p);
           }
         }
@@ -118,7 +118,7 @@ export const TESTS: Record<string, TestSpec> = {
         for (const address of rt.hooks.envelope(name.toLowerCase(), rt.input) ?? []) {
           // The null reverse-path matches "" whatever the address part (RFC 5228 5.4).
           if (address === '') { values.push(''); continue; }
-          const p = addressPart(address, part);
+          const p = addressPart(address, part, rt.detailSeparators);
           if (p !== null) values.push(p);
         }
       }

@@ -157,6 +157,8 @@ function harnessRegistry(suite: Suite): Registry {
     test_config_unset: { ext: ['vnd.dovecot.testsuite'], positional: [['string']], exec(call, rt) { suite.config.delete(string(rt, call)); applyConfig(suite, rt); } },
     test_config_reload: { ext: ['vnd.dovecot.testsuite'], positional: [[]], tags: { extension: { arg: 'string' } }, exec() {} },
     test_result_reset: { ext: ['vnd.dovecot.testsuite'], positional: [[]], exec(_call, rt) { resetResult(rt); } },
+    // vnd.dovecot.debug: a log line, nothing to check.
+    debug_log: { ext: ['vnd.dovecot.debug'], positional: [['string']], exec() {} },
     test_result_print: { ext: ['vnd.dovecot.testsuite'], positional: [[]], exec() {} },
     test_mailbox_create: { ext: ['vnd.dovecot.testsuite'], positional: [['string']], exec(call, rt) { suite.folders.set(string(rt, call), []); } },
     test_message: {
@@ -225,7 +227,7 @@ function harnessRegistry(suite: Suite): Registry {
       evaluate: (call, rt) => selectMessage(suite, call, rt),
     },
   };
-  return makeRegistry({ extensions: ['vnd.dovecot.testsuite'], commands, tests });
+  return makeRegistry({ extensions: ['vnd.dovecot.testsuite', 'vnd.dovecot.debug'], commands, tests });
 }
 
 function applyConfig(suite: Suite, rt: Runtime): void {
@@ -233,6 +235,7 @@ function applyConfig(suite: Suite, rt: Runtime): void {
   rt.limits.maxVariableSize = size ? Number(size) : 4096;
   const count = suite.config.get('sieve_variables_max_scope_size');
   rt.limits.maxVariables = count ? Number(count) : 255;
+  rt.detailSeparators = suite.config.get('recipient_delimiter') ?? '+';
   const redirects = suite.config.get('sieve_max_redirects');
   rt.limits.maxRedirects = redirects ? Number(redirects) : 4;
 }
