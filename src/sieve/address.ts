@@ -30,3 +30,27 @@ export function addressPart(address: string, part: AddressPart, separators = DET
   if (part === 'user') return sep < 0 ? local : local.slice(0, sep);
   return sep < 0 ? null : local.slice(sep + 1);
 }
+
+const DOMAIN = String.raw`(?:[A-Za-z0-9-]+(?:\.[A-Za-z0-9-]+)*|\[[^\]\s]+\])`;
+const SOURCE_ROUTE = new RegExp(`^@${DOMAIN}(?:,@${DOMAIN})*:`);
+const MAILBOX = new RegExp(`^(?:"(?:[^"\\\\]|\\\\.)*"|[^\\s@<>(),;:"\\[\\]]+)(?:@${DOMAIN})?$`);
+
+/**
+ * An SMTP path (RFC 5321 4.1.2) as the envelope test sees it: angle brackets and a source route
+ * dropped; "" for the null path; null for a path that is not syntactically valid (it then matches nothing).
+ */
+export function normalizeEnvelopePath(path: string): string | null {
+  let text = path.trim();
+  if (text.startsWith('<') || text.endsWith('>')) {
+    if (!(text.startsWith('<') && text.endsWith('>'))) return null;
+    text = text.slice(1, -1);
+    if (text.includes('<') || text.includes('>')) return null;
+  }
+  if (text === '') return '';
+  if (text.startsWith('@')) {
+    const route = SOURCE_ROUTE.exec(text);
+    if (!route) return null;
+    text = text.slice(route[0].length);
+  }
+  return MAILBOX.test(text) ? text : null;
+}

@@ -6,7 +6,7 @@ import type { TestSpec } from './spec.js';
 import type { Runtime } from './runtime.js';
 import { flagList } from './runtime.js';
 import { ADDRESS_PART_TAGS, INDEX_TAGS, MATCHING } from './tags.js';
-import { addressesOf, addressPart, type AddressPart } from './address.js';
+import { addressesOf, addressPart, normalizeEnvelopePath, type AddressPart } from './address.js';
 import { DATE_PARTS, datePart, localOffset, parseRfc5322Date, parseZone, type ZonedDate } from './date.js';
 import { bodyValues } from './body.js';
 
@@ -115,9 +115,16 @@ export const TESTS: Record<string, TestSpec> = {
       const part = partOf(call);
       const values: string[] = [];
       for (const name of rt.strings(call.positional[0])) {
-        for (const address of rt.hooks.envelope(name.toLowerCase(), rt.input) ?? []) {
+        for (const path of rt.hooks.envelope(name.toLowerCase(), rt.input) ?? []) {
+          const address = normalizeEnvelopePath(path);
+          if (address === null) continue;
           // The null reverse-path matches "" whatever the address part (RFC 5228 5.4).
           if (address === '') { values.push(''); continue; }
+          // A path without a domain (e.g. <MAILER-DAEMON>) still has its whole and local part.
+          if (!address.includes('@')) {
+            if (part === 'all' || part === 'localpart') values.push(address);
+            continue;
+          }
           const p = addressPart(address, part, rt.detailSeparators);
           if (p !== null) values.push(p);
         }

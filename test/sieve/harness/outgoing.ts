@@ -2,12 +2,11 @@
 // refusal to the envelope sender, vacation replies with the RFC 3834 rules of DECISIONS.md section 19.
 import type { SieveAction } from '../../../src/sieve/api.js';
 import type { Runtime } from '../../../src/sieve/runtime.js';
-import { addressesOf } from '../../../src/sieve/address.js';
+import { addressesOf, normalizeEnvelopePath } from '../../../src/sieve/address.js';
 
 export interface Sent { from: string | null; to: string; raw: Buffer }
 
-function vacationAllowed(rt: Runtime, action: Extract<SieveAction, { type: 'vacation' }>, config: Map<string, string>, origTo: string | null): boolean {
-  const sender = rt.input.envelope.from;
+function vacationAllowed(rt: Runtime, sender: string | null, action: Extract<SieveAction, { type: 'vacation' }>, config: Map<string, string>, origTo: string | null): boolean {
   if (!sender) return false;
   const user = config.get('sieve_user_email');
   const mine = new Set([rt.input.envelope.to, origTo ?? '', user ?? '', ...action.addresses].filter((a) => a).map((a) => a.toLowerCase()));
@@ -51,22 +50,23 @@ function defaultSubject(subject: string, config: Map<string, string>): string {
 
 export function outgoingMessages(rt: Runtime, actions: SieveAction[], config: Map<string, string>, origTo: string | null = null): Sent[] {
   const out: Sent[] = [];
+  const sender = rt.input.envelope.from === null ? null : normalizeEnvelopePath(rt.input.envelope.from) || null;
   const subject = rt.message.values('subject')[0] ?? '';
   const messageId = rt.message.values('message-id')[0];
   for (const a of actions) {
     if (a.type === 'redirect') out.push({ from: rt.input.envelope.from, to: a.address, raw: rt.message.raw });
-    if (a.type === 'reject' && rt.input.envelope.from) {
-      const raw = `From: Postmaster <postmaster@example.net>\r\nTo: <${rt.input.envelope.from}>\r\nSubject: Automatically rejected mail\r\n` +
+    if (a.type === 'reject' && sender) {
+      const raw = `From: Postmaster <postmaster@example.net>\r\nTo: <${sender}>\r\nSubject: Automatically rejected mail\r\n` +
         `Auto-Submitted: auto-replied (rejected)\r\nMIME-Version: 1.0\r\n\r\n${a.reason}\r\n`;
-      out.push({ from: null, to: rt.input.envelope.from, raw: Buffer.from(raw) });
+      out.push({ from: null, to: sender, raw: Buffer.from(raw) });
     }
-    if (a.type === 'vacation' && vacationAllowed(rt, a, config, origTo)) {
+    if (a.type === 'vacation' && sender && vacationAllowed(rt, sender, a, config, origTo)) {
       const from = a.from ?? config.get('sieve_user_email') ?? rt.input.envelope.to;
       const subj = a.subject ?? defaultSubject(subject, config);
       const refs = messageId ? `In-Reply-To: ${messageId}\r\nReferences: ${messageId}\r\n` : '';
-      const raw = `From: ${from}\r\nTo: ${replyTo(rt, rt.input.envelope.from!, config)}\r\nSubject: ${subj}\r\n${refs}Auto-Submitted: auto-replied (vacation)\r\nPrecedence: bulk\r\n` +
+      const raw = `From: ${from}\r\nTo: ${replyTo(rt, sender, config)}\r\nSubject: ${subj}\r\n${refs}Auto-Submitted: auto-replied (vacation)\r\nPrecedence: bulk\r\n` +
         (a.mime ? `${a.reason}` : `MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${a.reason}\r\n`);
-      out.push({ from: null, to: rt.input.envelope.from!, raw: Buffer.from(raw) });
+      out.push({ from: null, to: sender, raw: Buffer.from(raw) });
     }
   }
   return out;

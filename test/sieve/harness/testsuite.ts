@@ -142,11 +142,12 @@ function harnessRegistry(suite: Suite): Registry {
           return;
         }
         if (what === 'envelope.from') {
-          suite.envelope.from = bare === '' ? null : bare;
+          // The engine reads the path as given (brackets, source routes); only the null path becomes null.
+          suite.envelope.from = bare === '' ? null : value;
           rt.input = { ...rt.input, envelope: { ...rt.input.envelope, from: suite.envelope.from } };
         } else if (what === 'envelope.to') {
-          suite.envelope.to = bare;
-          rt.input = { ...rt.input, envelope: { ...rt.input.envelope, to: bare } };
+          suite.envelope.to = value;
+          rt.input = { ...rt.input, envelope: { ...rt.input.envelope, to: value } };
         }
         else if (what === 'envelope.auth') suite.auth = bare;
         else if (what === 'envelope.orig_to') suite.origTo = bare;
