@@ -115,7 +115,9 @@ export function parseContentType(value: string | undefined, fallback: string): {
     if (v.startsWith('"')) v = v.slice(1, v.lastIndexOf('"') > 0 ? v.lastIndexOf('"') : undefined).replace(/\\(.)/g, '$1');
     params[p.slice(0, eq).trim().toLowerCase()] = v;
   }
-  return { type: type.includes('/') ? type : fallback, params };
+  // A malformed type ("text/plain/stupid") is no text: RFC 2045 5.2 says to treat it as unknown.
+  const valid = /^[^/\s]+\/[^/\s]+$/.test(type);
+  return { type: valid ? type : (type.includes('/') ? 'application/octet-stream' : fallback), params };
 }
 
 function headerValue(headers: HeaderField[], name: string): string | undefined {

@@ -42,10 +42,13 @@ function replyTo(rt: Runtime, sender: string, config: Map<string, string>): stri
 
 function defaultSubject(subject: string, config: Map<string, string>): string {
   const template = config.get('sieve_vacation_default_subject_template');
-  if (template) return template.replace(/%\$/g, subject);
+  const max = Number(config.get('sieve_vacation_max_subject_codepoints') || 256);
+  const points = Array.from(subject);
+  const cut = points.length > max ? points.slice(0, max).join('') + '\u2026' : subject;
+  if (template) return template.replace(/%\$|%\{subject\}/g, cut);
   const fixed = config.get('sieve_vacation_default_subject');
   if (fixed) return fixed;
-  return `Auto: ${subject}`;
+  return `Auto: ${cut}`;
 }
 
 export function outgoingMessages(rt: Runtime, actions: SieveAction[], config: Map<string, string>, origTo: string | null = null): Sent[] {
@@ -63,7 +66,8 @@ export function outgoingMessages(rt: Runtime, actions: SieveAction[], config: Ma
     if (a.type === 'vacation' && sender && vacationAllowed(rt, sender, a, config, origTo)) {
       const from = a.from ?? config.get('sieve_user_email') ?? rt.input.envelope.to;
       const subj = a.subject ?? defaultSubject(subject, config);
-      const refs = messageId ? `In-Reply-To: ${messageId}\r\nReferences: ${messageId}\r\n` : '';
+      const earlier = rt.message.values('references')[0]?.replace(/\s+/g, ' ').trim();
+      const refs = messageId ? `In-Reply-To: ${messageId}\r\nReferences: ${earlier ? earlier + ' ' : ''}${messageId}\r\n` : '';
       const raw = `From: ${from}\r\nTo: ${replyTo(rt, sender, config)}\r\nSubject: ${subj}\r\n${refs}Auto-Submitted: auto-replied (vacation)\r\nPrecedence: bulk\r\n` +
         (a.mime ? `${a.reason}` : `MIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${a.reason}\r\n`);
       out.push({ from: null, to: sender, raw: Buffer.from(raw) });
