@@ -166,6 +166,8 @@ function splitMultipart(body: Buffer, boundary: string): { prologue: Buffer; par
 /** A part's content with its transfer encoding undone and its charset decoded (text parts). */
 export function decodedText(part: MimePart): string {
   const cte = (headerValue(part.headers, 'content-transfer-encoding') ?? '').toLowerCase();
+  // An encoding we cannot undo leaves nothing readable (RFC 2045 6.4: treat as application/octet-stream).
+  if (!['', '7bit', '8bit', 'binary', 'base64', 'quoted-printable'].includes(cte)) return '';
   let bytes = part.body;
   if (cte === 'base64') bytes = Buffer.from(bytes.toString('latin1').replace(/[^A-Za-z0-9+/=]/g, ''), 'base64');
   else if (cte === 'quoted-printable') {

@@ -9,7 +9,8 @@ export interface Sent { from: string | null; to: string; raw: Buffer }
 function vacationAllowed(rt: Runtime, sender: string | null, action: Extract<SieveAction, { type: 'vacation' }>, config: Map<string, string>, origTo: string | null): boolean {
   if (!sender) return false;
   const user = config.get('sieve_user_email');
-  const mine = new Set([rt.input.envelope.to, origTo ?? '', user ?? '', ...action.addresses].filter((a) => a).map((a) => a.toLowerCase()));
+  const useOriginal = config.get('sieve_vacation_use_original_recipient') === 'yes';
+  const mine = new Set([rt.input.envelope.to, useOriginal ? origTo ?? '' : '', user ?? '', ...action.addresses].filter((a) => a).map((a) => a.toLowerCase()));
   if (mine.has(sender.toLowerCase())) return false;
   const suppress = (rt.message.values('x-auto-response-suppress')[0] ?? '').toLowerCase().split(/[\s,]+/);
   if (suppress.includes('all') || suppress.includes('oof')) return false;
