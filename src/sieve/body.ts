@@ -27,6 +27,16 @@ const htmlToText = (html: string): string => html.replace(/<(script|style)[^>]*>
 const isHtml = (type: string): boolean => type === 'text/html' || type === 'application/xhtml+xml';
 
 export function bodyValues(message: SieveMessage, mode: 'raw' | 'content' | 'text', types: string[]): string[] {
+  const key = `${mode}\0${types.join('\0')}`;
+  let values = message.bodyCache.get(key);
+  if (!values) {
+    values = computeBodyValues(message, mode, types);
+    message.bodyCache.set(key, values);
+  }
+  return values;
+}
+
+function computeBodyValues(message: SieveMessage, mode: 'raw' | 'content' | 'text', types: string[]): string[] {
   // A message without a body has nothing for the body test to match, not even "".
   if (message.bodyRaw.length === 0) return [];
   if (mode === 'raw') return [message.bodyRaw.toString('utf8')];

@@ -10,6 +10,9 @@ export class SieveMessage {
   readonly headers: HeaderField[];
   readonly bodyRaw: Buffer;
   private partsCache: MimePart | null = null;
+  /** Decoded header values and body texts, computed once per message however many rules read them. */
+  private readonly valueCache = new Map<string, string[]>();
+  readonly bodyCache = new Map<string, string[]>();
 
   constructor(readonly raw: Buffer) {
     const split = splitHeader(raw);
@@ -28,7 +31,13 @@ export class SieveMessage {
 
   /** Decoded values (RFC 2047), leading and trailing white space removed. */
   values(name: string): string[] {
-    return this.rawValues(name).map((v) => decodeWords(v).trim());
+    const key = name.toLowerCase();
+    let values = this.valueCache.get(key);
+    if (!values) {
+      values = this.rawValues(name).map((v) => decodeWords(v).trim());
+      this.valueCache.set(key, values);
+    }
+    return [...values];
   }
 
   has(name: string): boolean {
