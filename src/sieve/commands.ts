@@ -187,6 +187,9 @@ export const COMMANDS: Record<string, CommandSpec> = {
     exec(call, rt) {
       let value = rt.str(call.positional[1]);
       for (const [tag, apply] of SET_MODIFIERS) if (call.tags.has(tag)) value = apply(value);
+      value = rt.truncate(value);
+      // A cut must not leave half of a "\\*" escape behind.
+      if (call.tags.has('quotewildcard') && /(^|[^\\])(\\\\)*\\$/.test(value)) value = value.slice(0, -1);
       rt.setVariable(call, rt.literal(call.positional[0]), value);
     },
   },

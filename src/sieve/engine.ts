@@ -1,10 +1,10 @@
 // Parse once, run per message. A compiled script keeps its validated calls and the registry it was
 // checked against; a run never throws: a runtime error becomes the outcome "keep + error".
 import { SieveFault, type Call, type CommandNode } from './ast.js';
-import type { CompiledScript, ParseResult, SieveAction, SieveMessageInput, SieveOutcome } from './api.js';
+import type { CompiledScript, ParseResult, SieveError, SieveAction, SieveMessageInput, SieveOutcome } from './api.js';
 import type { Registry } from './spec.js';
 import { parse, SyntaxError as PeggySyntaxError } from './grammar.generated.js';
-import { validateScript } from './validate.js';
+import { SieveFaults, validateScript } from './validate.js';
 import { Runtime, type RuntimeHooks } from './runtime.js';
 import { PRODUCT_REGISTRY } from './registry.js';
 
@@ -18,10 +18,26 @@ function describeFound(found: string | null): string {
   return `"${found}"`;
 }
 
+const formatFault = (e: SieveFault): SieveError => ({ line: e.line, column: e.column, message: `line ${e.line}, column ${e.column}: ${e.message}` });
+
 export function compile(text: string, registry: Registry = PRODUCT_REGISTRY): ParseResult {
-  if (Buffer.byteLength(text) > MAX_SCRIPT_BYTES) {
-    return { ok: false, error: { line: 1, column: 1, message: `line 1, column 1: script is larger than ${MAX_SCRIPT_BYTES} bytes` } };
+  return compileWithErrors(text, registry).result;
+}
+
+/** The parse result and, when it failed validation, every error found (one per command). */
+export function compileWithErrors(text: string, registry: Registry = PRODUCT_REGISTRY): { result: ParseResult; errors: SieveError[] } {
+  try {
+    return { result: compileOrThrow(text, registry), errors: [] };
+  } catch (e) {
+    if (e instanceof SieveFaults) return { result: { ok: false, error: formatFault(e) }, errors: e.all.map(formatFault) };
+    if (e instanceof SieveFault) return { result: { ok: false, error: formatFault(e) }, errors: [formatFault(e)] };
+    throw e;
   }
+}
+
+/** Parses and validates; syntax errors become a SieveFault, validation errors a SieveFaults. */
+function compileOrThrow(text: string, registry: Registry): ParseResult {
+  if (Buffer.byteLength(text) > MAX_SCRIPT_BYTES) throw new SieveFault(1, 1, `script is larger than ${MAX_SCRIPT_BYTES} bytes`);
   try {
     const nodes = parse(text, {}) as CommandNode[];
     const { calls, required } = validateScript(nodes, registry);
@@ -33,11 +49,7 @@ export function compile(text: string, registry: Registry = PRODUCT_REGISTRY): Pa
       const { line, column } = err.location.start;
       const expected = [...new Set((err.expected ?? []).map((x) => x.type === 'literal' ? `"${x.text}"` : x.description ?? x.type))]
         .filter((x) => x !== 'white space' && x !== 'any character' && x !== 'end of input');
-      const message = `syntax error: found ${describeFound(err.found)}` + (expected.length ? `, expected ${expected.slice(0, 6).join(', ')}` : '');
-      return { ok: false, error: { line, column, message: `line ${line}, column ${column}: ${message}` } };
-    }
-    if (e instanceof SieveFault) {
-      return { ok: false, error: { line: e.line, column: e.column, message: `line ${e.line}, column ${e.column}: ${e.message}` } };
+      throw new SieveFault(line, column, `syntax error: found ${describeFound(err.found)}` + (expected.length ? `, expected ${expected.slice(0, 6).join(', ')}` : ''));
     }
     throw e;
   }

@@ -4,10 +4,15 @@
 export interface HeaderField { name: string; raw: string }
 export interface MimePart { contentType: string; headers: HeaderField[]; body: Buffer; children: MimePart[]; prologue?: Buffer }
 
+const VALID_NAME = /^[\x21-\x39\x3b-\x7e]+$/;
+
 export class SieveMessage {
   readonly headers: HeaderField[];
   readonly bodyRaw: Buffer;
   private partsCache: MimePart | null = null;
+  /** Decoded header values and body texts, computed once per message however many rules read them. */
+  private readonly valueCache = new Map<string, string[]>();
+  readonly bodyCache = new Map<string, string[]>();
 
   constructor(readonly raw: Buffer) {
     const split = splitHeader(raw);
@@ -19,16 +24,24 @@ export class SieveMessage {
 
   /** Unfolded raw values of a header, in message order. */
   rawValues(name: string): string[] {
+    if (!VALID_NAME.test(name)) return [];
     const lower = name.toLowerCase();
     return this.headers.filter((h) => h.name.toLowerCase() === lower).map((h) => h.raw);
   }
 
   /** Decoded values (RFC 2047), leading and trailing white space removed. */
   values(name: string): string[] {
-    return this.rawValues(name).map((v) => decodeWords(v).trim());
+    const key = name.toLowerCase();
+    let values = this.valueCache.get(key);
+    if (!values) {
+      values = this.rawValues(name).map((v) => decodeWords(v).trim());
+      this.valueCache.set(key, values);
+    }
+    return [...values];
   }
 
   has(name: string): boolean {
+    if (!VALID_NAME.test(name)) return false;
     const lower = name.toLowerCase();
     return this.headers.some((h) => h.name.toLowerCase() === lower);
   }
@@ -111,7 +124,9 @@ export function parseContentType(value: string | undefined, fallback: string): {
     if (v.startsWith('"')) v = v.slice(1, v.lastIndexOf('"') > 0 ? v.lastIndexOf('"') : undefined).replace(/\\(.)/g, '$1');
     params[p.slice(0, eq).trim().toLowerCase()] = v;
   }
-  return { type: type.includes('/') ? type : fallback, params };
+  // A malformed type ("text/plain/stupid") is no text: RFC 2045 5.2 says to treat it as unknown.
+  const valid = /^[^/\s]+\/[^/\s]+$/.test(type);
+  return { type: valid ? type : (type.includes('/') ? 'application/octet-stream' : fallback), params };
 }
 
 function headerValue(headers: HeaderField[], name: string): string | undefined {
@@ -160,6 +175,8 @@ function splitMultipart(body: Buffer, boundary: string): { prologue: Buffer; par
 /** A part's content with its transfer encoding undone and its charset decoded (text parts). */
 export function decodedText(part: MimePart): string {
   const cte = (headerValue(part.headers, 'content-transfer-encoding') ?? '').toLowerCase();
+  // An encoding we cannot undo leaves nothing readable (RFC 2045 6.4: treat as application/octet-stream).
+  if (!['', '7bit', '8bit', 'binary', 'base64', 'quoted-printable'].includes(cte)) return '';
   let bytes = part.body;
   if (cte === 'base64') bytes = Buffer.from(bytes.toString('latin1').replace(/[^A-Za-z0-9+/=]/g, ''), 'base64');
   else if (cte === 'quoted-printable') {

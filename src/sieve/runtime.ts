@@ -4,6 +4,7 @@ import { SieveFault, type Argument, type Call, type Position } from './ast.js';
 import type { SieveAction, SieveMessageInput } from './api.js';
 import type { CommandSpec, Registry, TestSpec } from './spec.js';
 import { SieveMessage } from './message.js';
+import { DETAIL_SEPARATORS } from './address.js';
 import { matchOne, type Matcher, type Relation } from './match.js';
 
 export const LIMITS = { maxVariableSize: 4096, maxVariables: 255, maxMatchVariables: 32, maxActions: 32, maxRedirects: 4 };
@@ -25,6 +26,8 @@ export class Runtime {
   stopped = false;
   redirects = 0;
   limits = { ...LIMITS };
+  /** Characters that separate user from detail (subaddress). */
+  detailSeparators = DETAIL_SEPARATORS;
   /** Evaluates a nested test (set by the interpreter). */
   evaluate: (call: Call) => boolean = () => false;
 
@@ -90,7 +93,9 @@ export class Runtime {
   }
 
   matcher(call: Call): Matcher {
-    const comparator = (this.literal(call.tags.get('comparator')) || 'i;ascii-casemap').toLowerCase();
+    // The string test compares octets unless told otherwise (as Pigeonhole does); every other test folds case.
+    const fallback = call.name === 'string' ? 'i;octet' : 'i;ascii-casemap';
+    const comparator = (this.literal(call.tags.get('comparator')) || fallback).toLowerCase();
     for (const type of ['value', 'count'] as const) {
       const rel = call.tags.get(type);
       if (rel) return { comparator, type, relation: this.literal(rel).toLowerCase() as Relation };
@@ -100,13 +105,13 @@ export class Runtime {
   }
 
   /** Whether any value matches any key under the call's match type; sets match variables on :matches. */
-  matchValues(call: Call, values: string[], keys: string[]): boolean {
+  matchValues(call: Call, values: string[], keys: string[], setsMatchVariables = true): boolean {
     const m = this.matcher(call);
     if (m.type === 'count') {
       const count = String(values.length);
       return keys.some((k) => matchOne(m, count, k, false) !== null);
     }
-    const capture = m.type === 'matches' && this.has('variables');
+    const capture = setsMatchVariables && m.type === 'matches' && this.has('variables');
     for (const value of values) {
       for (const key of keys) {
         const caps = matchOne(m, value, key, capture);

@@ -11,21 +11,37 @@ const RELATIONS = new Set(['gt', 'ge', 'lt', 'le', 'eq', 'ne']);
 
 export interface Validated { calls: Call[]; required: Set<string> }
 
+/** Every error of a script that failed validation (one per command), the first one first. */
+export class SieveFaults extends SieveFault {
+  constructor(readonly all: SieveFault[]) { super(all[0].line, all[0].column, all[0].message); }
+}
+
 export function validateScript(nodes: CommandNode[], registry: Registry): Validated {
   const required = new Set<string>();
   const ctx: CheckContext = { required };
+  const errors: SieveFault[] = [];
   let requiresAllowed = true;
   const calls: Call[] = [];
   for (const node of nodes) {
     if (node.name === 'require') {
-      if (!requiresAllowed) throw new SieveFault(node.line, node.column, 'require must come before any other command');
-      collectRequire(node, registry, required);
+      try {
+        if (!requiresAllowed) throw new SieveFault(node.line, node.column, 'require must come before any other command');
+        collectRequire(node, registry, required);
+      } catch (e) {
+        if (!(e instanceof SieveFault)) throw e;
+        errors.push(e);
+      }
     } else {
       requiresAllowed = false;
     }
   }
-  if (required.has('encoded-character')) for (const node of nodes) decodeStrings(node);
-  checkBlock(nodes, registry, ctx, calls, true);
+  if (required.has('encoded-character')) {
+    for (const node of nodes) {
+      try { decodeStrings(node); } catch (e) { if (!(e instanceof SieveFault)) throw e; errors.push(e); }
+    }
+  }
+  checkBlock(nodes, registry, ctx, calls, true, errors);
+  if (errors.length) throw new SieveFaults(errors);
   return { calls, required };
 }
 
@@ -52,13 +68,25 @@ function decodeStrings(node: CommandNode | TestNode): void {
   if (node.type === 'command' && node.block) for (const c of node.block) decodeStrings(c);
 }
 
-function checkBlock(nodes: CommandNode[], registry: Registry, ctx: CheckContext, out: Call[], top: boolean): void {
+// Each command is checked on its own so that one script reports all its mistakes, one per command.
+function checkBlock(nodes: CommandNode[], registry: Registry, ctx: CheckContext, out: Call[], top: boolean, errors: SieveFault[]): void {
   let previous: string | null = null;
   for (const node of nodes) {
+    try {
+      previous = checkCommand(node, previous, registry, ctx, out, top, errors);
+    } catch (e) {
+      if (!(e instanceof SieveFault)) throw e;
+      errors.push(e);
+      previous = node.name;
+    }
+  }
+}
+
+function checkCommand(node: CommandNode, previous: string | null, registry: Registry, ctx: CheckContext, out: Call[], top: boolean, errors: SieveFault[]): string {
+  {
     if (node.name === 'require') {
       if (!top) throw new SieveFault(node.line, node.column, 'require is only allowed at the top of the script');
-      previous = 'require';
-      continue;
+      return 'require';
     }
     if ((node.name === 'elsif' || node.name === 'else') && previous !== 'if' && previous !== 'elsif') {
       throw new SieveFault(node.line, node.column, `${node.name} without a preceding if`);
@@ -79,13 +107,13 @@ function checkBlock(nodes: CommandNode[], registry: Registry, ctx: CheckContext,
     if (spec.block) {
       if (!node.block) throw new SieveFault(node.line, node.column, `command '${node.name}' needs a block`);
       call.block = [];
-      checkBlock(node.block, registry, ctx, call.block, false);
+      checkBlock(node.block, registry, ctx, call.block, false, errors);
     } else if (node.block) {
       throw new SieveFault(node.line, node.column, `command '${node.name}' takes no block`);
     }
     spec.check?.(call, ctx);
     out.push(call);
-    previous = node.name;
+    return node.name;
   }
 }
 

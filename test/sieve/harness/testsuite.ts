@@ -4,13 +4,14 @@ import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { SieveFault, type Call } from '../../../src/sieve/ast.js';
 import type { SieveAction, SieveMessageInput } from '../../../src/sieve/api.js';
-import { compile, DEFAULT_HOOKS, finalActions, runBlock, spamtestValue, type Compiled } from '../../../src/sieve/engine.js';
+import { compile, compileWithErrors, DEFAULT_HOOKS, finalActions, runBlock, spamtestValue, type Compiled } from '../../../src/sieve/engine.js';
 import { makeRegistry } from '../../../src/sieve/registry.js';
 import { Runtime, type RuntimeHooks } from '../../../src/sieve/runtime.js';
 import { SieveMessage } from '../../../src/sieve/message.js';
 import { MATCHING } from '../../../src/sieve/tags.js';
 import type { CommandSpec, Registry, TestSpec } from '../../../src/sieve/spec.js';
 import { outgoingMessages } from './outgoing.js';
+import { addressesOf } from '../../../src/sieve/address.js';
 
 export interface TestOutcome { name: string; passed: boolean; reason?: string }
 export interface FileOutcome { file: string; tests: TestOutcome[]; compileError?: string }
@@ -21,13 +22,14 @@ const DEFAULT_MESSAGE = 'From: sender@example.com\r\nTo: recipient@example.com\r
 
 /** The state of one svtest file's run: mail store, sent messages, config, last compile errors. */
 class Suite {
-  folders = new Map<string, Buffer[]>([['INBOX', []]]);
+  folders = new Map<string, Array<{ raw: Buffer; flags: string[] }>>([['INBOX', []]]);
   smtp: Array<{ from: string | null; to: string; raw: Buffer }> = [];
   config = new Map<string, string>();
   errors: string[] = [];
   compiled: Compiled | null = null;
   outcomes: TestOutcome[] = [];
   auth: string | null = null;
+  envelope: { from?: string | null; to?: string } = {};
   origTo: string | null = null;
 
   constructor(readonly dir: string) {}
@@ -82,16 +84,17 @@ class Suite {
   /** Carries out a result on the test mail store and outgoing queue (test_result_execute). */
   execute(rt: Runtime, actions: SieveAction[]): void {
     for (const a of actions) {
-      if (a.type === 'keep') this.folders.get('INBOX')!.push(rt.message.raw);
+      if (a.type === 'keep') this.folders.get('INBOX')!.push({ raw: rt.message.raw, flags: a.flags });
       if (a.type === 'fileinto') {
         if (!this.folderExists(a.folder)) {
           if (!a.create) throw new TestFailure(`folder ${a.folder} does not exist`);
           this.folders.set(a.folder, []);
         }
-        this.folders.get(a.folder)!.push(rt.message.raw);
+        this.folders.get(a.folder)!.push({ raw: rt.message.raw, flags: a.flags });
       }
     }
-    this.smtp.push(...outgoingMessages(rt, actions, this.config));
+    // Each executed result starts a fresh outbox, as Pigeonhole's testsuite does.
+    this.smtp = outgoingMessages(rt, actions, this.config, this.origTo);
   }
 }
 
@@ -128,9 +131,24 @@ function harnessRegistry(suite: Suite): Registry {
         const what = string(rt, call).toLowerCase();
         const value = string(rt, call, 1);
         const bare = value.replace(/^<(.*)>$/, '$1');
-        if (what === 'message') { rt.message = new SieveMessage(Buffer.from(value)); rt.input = { ...rt.input, raw: rt.message.raw }; }
-        else if (what === 'envelope.from') rt.input = { ...rt.input, envelope: { ...rt.input.envelope, from: bare === '' ? null : bare } };
-        else if (what === 'envelope.to') rt.input = { ...rt.input, envelope: { ...rt.input.envelope, to: bare } };
+        if (what === 'message') {
+          rt.message = new SieveMessage(Buffer.from(value));
+          // The envelope is what a test set, else it follows the message (Return-Path or From, and To);
+          // reading a sent message (test_message :smtp) changed it only until the next message is set.
+          const from = suite.envelope.from !== undefined ? suite.envelope.from
+            : addressesOf(rt.message.values('return-path')[0] ?? rt.message.values('from')[0] ?? '')[0] ?? rt.input.envelope.from;
+          const to = suite.envelope.to ?? addressesOf(rt.message.values('to')[0] ?? '')[0] ?? rt.input.envelope.to;
+          rt.input = { ...rt.input, raw: rt.message.raw, envelope: { from, to } };
+          return;
+        }
+        if (what === 'envelope.from') {
+          // The engine reads the path as given (brackets, source routes); only the null path becomes null.
+          suite.envelope.from = bare === '' ? null : value;
+          rt.input = { ...rt.input, envelope: { ...rt.input.envelope, from: suite.envelope.from } };
+        } else if (what === 'envelope.to') {
+          suite.envelope.to = value;
+          rt.input = { ...rt.input, envelope: { ...rt.input.envelope, to: value } };
+        }
         else if (what === 'envelope.auth') suite.auth = bare;
         else if (what === 'envelope.orig_to') suite.origTo = bare;
         else throw new TestFailure(`test_set ${what} is not supported by the harness`);
@@ -140,6 +158,8 @@ function harnessRegistry(suite: Suite): Registry {
     test_config_unset: { ext: ['vnd.dovecot.testsuite'], positional: [['string']], exec(call, rt) { suite.config.delete(string(rt, call)); applyConfig(suite, rt); } },
     test_config_reload: { ext: ['vnd.dovecot.testsuite'], positional: [[]], tags: { extension: { arg: 'string' } }, exec() {} },
     test_result_reset: { ext: ['vnd.dovecot.testsuite'], positional: [[]], exec(_call, rt) { resetResult(rt); } },
+    // vnd.dovecot.debug: a log line, nothing to check.
+    debug_log: { ext: ['vnd.dovecot.debug'], positional: [['string']], exec() {} },
     test_result_print: { ext: ['vnd.dovecot.testsuite'], positional: [[]], exec() {} },
     test_mailbox_create: { ext: ['vnd.dovecot.testsuite'], positional: [['string']], exec(call, rt) { suite.folders.set(string(rt, call), []); } },
     test_message: {
@@ -155,8 +175,9 @@ function harnessRegistry(suite: Suite): Registry {
         const path = join(suite.dir, string(rt, call));
         let text: string;
         try { text = readFileSync(path, 'utf8'); } catch { suite.errors = [`cannot read ${path}`]; return false; }
-        const result = compile(text, rt.registry);
-        suite.errors = result.ok ? [] : [result.error.message];
+        const { result, errors } = compileWithErrors(text, rt.registry);
+        // Pigeonhole ends a failed validation with one more error, "validation failed"; its counts include it.
+        suite.errors = result.ok ? [] : [...errors.map((e) => e.message), ...(errors.length && !/syntax error/.test(errors[0].message) ? ['validation failed'] : [])];
         suite.compiled = result.ok ? (result.script as Compiled) : null;
         return result.ok;
       },
@@ -207,7 +228,7 @@ function harnessRegistry(suite: Suite): Registry {
       evaluate: (call, rt) => selectMessage(suite, call, rt),
     },
   };
-  return makeRegistry({ extensions: ['vnd.dovecot.testsuite'], commands, tests });
+  return makeRegistry({ extensions: ['vnd.dovecot.testsuite', 'vnd.dovecot.debug'], commands, tests });
 }
 
 function applyConfig(suite: Suite, rt: Runtime): void {
@@ -215,6 +236,7 @@ function applyConfig(suite: Suite, rt: Runtime): void {
   rt.limits.maxVariableSize = size ? Number(size) : 4096;
   const count = suite.config.get('sieve_variables_max_scope_size');
   rt.limits.maxVariables = count ? Number(count) : 255;
+  rt.detailSeparators = suite.config.get('recipient_delimiter') ?? '+';
   const redirects = suite.config.get('sieve_max_redirects');
   rt.limits.maxRedirects = redirects ? Number(redirects) : 4;
 }
@@ -224,8 +246,12 @@ function selectMessage(suite: Suite, call: Call, rt: Runtime): boolean {
   const index = indexArg.kind === 'number' ? indexArg.value : 0;
   let raw: Buffer | undefined;
   const folder = call.tags.get('folder');
-  if (folder) raw = suite.folders.get(rt.str(folder))?.[index];
-  else {
+  if (folder) {
+    // A stored message brings its flags: hasflag then reads them, as Pigeonhole's testsuite does.
+    const stored = suite.folders.get(rt.str(folder))?.[index];
+    raw = stored?.raw;
+    if (stored) rt.flags = [...stored.flags];
+  } else {
     const sent = suite.smtp[index];
     if (sent) {
       raw = sent.raw;

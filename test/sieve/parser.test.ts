@@ -1,0 +1,59 @@
+// Parser and validation: exact 1-based line/column errors, required extensions, tags, comparators, limits.
+import test from 'ava';
+import { readFileSync } from 'node:fs';
+import { parseSieve, SIEVE_EXTENSIONS } from '../../src/sieve/index.js';
+import { generateSieveParser } from '../../scripts/sieve-grammar.js';
+
+function error(text: string): { line: number; column: number; message: string } {
+  const r = parseSieve(text);
+  if (r.ok) throw new Error(`expected an error for ${JSON.stringify(text)}`);
+  return r.error;
+}
+
+test('the committed parser is generated from grammar.peggy', (t) => {
+  const committed = readFileSync(new URL('../../src/sieve/grammar.generated.ts', import.meta.url), 'utf8');
+  t.is(committed, generateSieveParser(), 'run `npx tsx scripts/sieve-grammar.ts` after editing the grammar');
+});
+
+test('a syntax error names its line and column', (t) => {
+  const e = error('require "fileinto";\nif true {\n  keep\n}\n');
+  t.is(e.line, 4);
+  t.is(e.column, 1);
+  t.regex(e.message, /^line 4, column 1: syntax error/);
+  const unterminated = error('keep;\nif header :is "subject" "x {\n keep;\n}\n');
+  t.is(unterminated.line, 5);
+});
+
+test('an unknown command, tag or test is refused at its position', (t) => {
+  t.like(error('keep;\n  frobnicate;'), { line: 2, column: 3, message: "line 2, column 3: unknown command 'frobnicate'" });
+  t.like(error('require "fileinto";\nfileinto :bogus "x";'), { line: 2, column: 10 });
+  t.like(error('if frob "x" { keep; }'), { line: 1, column: 4 });
+});
+
+test('extensions must be required, offered, and come first; include is not offered', (t) => {
+  t.regex(error('fileinto "x";').message, /needs require "fileinto"/);
+  t.regex(error('require "include";').message, /unsupported extension "include"/);
+  t.regex(error('require "regex";').message, /unsupported extension "regex"/);
+  t.regex(error('keep;\nrequire "fileinto";').message, /^line 2, column 1: require must come before/);
+  t.regex(error('require "fileinto";\nfileinto :copy "x";').message, /needs require "copy"/);
+  for (const ext of SIEVE_EXTENSIONS) t.true(parseSieve(`require "${ext}";`).ok, ext);
+  t.false(SIEVE_EXTENSIONS.includes('include'));
+});
+
+test('argument types, exclusive tags and comparators are checked', (t) => {
+  t.regex(error('redirect 5;').message, /takes a string/);
+  t.regex(error('if header :is :contains "a" "b" { keep; }').message, /exclude each other/);
+  t.regex(error('if header :comparator "i;frob" "a" "b" { keep; }').message, /unknown comparator/);
+  t.regex(error('if header :comparator "i;ascii-numeric" "a" "b" { keep; }').message, /needs require "comparator-i;ascii-numeric"/);
+  t.regex(error('require ["relational"];\nif header :value "xx" "a" "b" { keep; }').message, /invalid relational operator/);
+  t.regex(error('if size 10 { keep; }').message, /:over or :under/);
+  t.regex(error('redirect "not an address";').message, /not a valid address/);
+  t.regex(error('else { keep; }').message, /without a preceding if/);
+  t.regex(error('require "date";\nif date "date" "fortnight" "1" { keep; }').message, /unknown date part/);
+});
+
+test('scripts over 64 KB are refused; multi-line strings, comments and numbers with quantifiers parse', (t) => {
+  t.regex(error('#'.repeat(64 * 1024 + 1)).message, /larger than 65536 bytes/);
+  const r = parseSieve('# comment\n/* block\n comment */\nrequire "vacation";\nif size :over 1K { vacation text:\nLine one\n..dot\n.\n; }\n');
+  t.true(r.ok);
+});
