@@ -1,6 +1,7 @@
 import test from 'ava';
 import { startTestApp } from '../helpers/app.js';
 import { makeInbox } from '../helpers/emails.js';
+import { rawImap } from '../helpers/imap.js';
 import { putScript, rawSieve } from './client.js';
 
 const PASSWORD = 'password-123';
@@ -112,4 +113,18 @@ test('malformed input is answered NO and the session goes on; an oversized liter
   t.regex(await c.command('CAPABILITY extra\r\n'), /^NO/);
   t.regex(await c.command('NOOP\r\n'), /^OK/);
   t.regex(await c.command('PUTSCRIPT "x" {999999999+}\r\n'), /^BYE/);
+});
+
+test('the login lock-out is shared with IMAP: ten wrong passwords over ManageSieve lock the address out of both', async (t) => {
+  const app = await startTestApp(t);
+  const { address } = await makeInbox(app);
+  const c = await rawSieve(t, app.managesievePort);
+  await c.response();
+  await c.starttls();
+  for (let i = 0; i < 10; i++) t.regex(await c.login(address, `wrong-${i}`), /^NO \(SASL\)/);
+  t.regex(await c.login(address, PASSWORD), /^NO \(TRYLATER\)/);
+  const imap = await rawImap(t, app.imapPort);
+  await imap.until(/^\* OK/);
+  imap.send(`a LOGIN ${address} ${PASSWORD}\r\n`);
+  t.regex(await imap.until(/^a /m), /^a NO \[UNAVAILABLE\]/m);
 });
