@@ -12,6 +12,14 @@ export const MAX_SCRIPT_BYTES = 64 * 1024;
 
 export interface Compiled extends CompiledScript { readonly calls: Call[]; readonly registry: Registry; readonly required: ReadonlySet<string> }
 
+/** Peggy's expectations in words a script author reads: literals quoted, character classes named. */
+function describeExpected(x: { type: string; text?: string; description?: string; parts?: unknown[] }): string {
+  if (x.type === 'literal') return x.text === '\\' ? '' : x.text === '"' ? `'"'` : x.text === 'text:' ? 'text:' : `"${x.text}"`;
+  if (x.type === 'class') return JSON.stringify(x.parts) === '[["0","9"]]' ? 'a number' : '';
+  if (x.type === 'other' && x.description === 'identifier') return 'a command or test name';
+  return '';
+}
+
 function describeFound(found: string | null): string {
   if (found === null) return 'end of script';
   if (found === '\n' || found === '\r') return 'end of line';
@@ -45,10 +53,11 @@ function compileOrThrow(text: string, registry: Registry): ParseResult {
     return { ok: true, script };
   } catch (e) {
     if (e instanceof PeggySyntaxError) {
-      const err = e as unknown as { location: { start: { line: number; column: number } }; expected: Array<{ type: string; text?: string; description?: string }> | null; found: string | null };
+      const err = e as unknown as { location: { start: { line: number; column: number } }; expected: Array<{ type: string; text?: string; description?: string; parts?: unknown[] }> | null; found: string | null };
       const { line, column } = err.location.start;
-      const expected = [...new Set((err.expected ?? []).map((x) => x.type === 'literal' ? `"${x.text}"` : x.description ?? x.type))]
-        .filter((x) => x !== 'white space' && x !== 'any character' && x !== 'end of input');
+      let expected = [...new Set((err.expected ?? []).map(describeExpected))].filter((x) => x !== '');
+      // Where arguments may still come, the command may also end: say so in one phrase.
+      if (expected.includes('"["')) expected = ['an argument', 'a test', '";"', 'a block'];
       throw new SieveFault(line, column, `syntax error: found ${describeFound(err.found)}` + (expected.length ? `, expected ${expected.slice(0, 6).join(', ')}` : ''));
     }
     throw e;

@@ -103,11 +103,28 @@ export function globMatch(comparator: string, value: string, pattern: string, wa
   return caps;
 }
 
+/** Whether `value` contains `key` under i;ascii-casemap, without copying the (possibly long) value. */
+function containsCasemap(value: string, key: string): boolean {
+  const k = asciiLower(key);
+  const n = value.length - k.length;
+  outer: for (let i = 0; i <= n; i++) {
+    for (let j = 0; j < k.length; j++) {
+      let c = value.charCodeAt(i + j);
+      if (c >= 65 && c <= 90) c += 32;
+      if (c !== k.charCodeAt(j)) continue outer;
+    }
+    return true;
+  }
+  return false;
+}
+
 /** One value against one key. Returns null for no match, else the match captures (possibly empty). */
 export function matchOne(m: Matcher, value: string, key: string, wantCaptures: boolean): string[] | null {
   switch (m.type) {
     case 'is': return compare(m.comparator, value, key) === 0 ? [] : null;
-    case 'contains': return fold(m.comparator, value).includes(fold(m.comparator, key)) ? [] : null;
+    case 'contains':
+      if (m.comparator === 'i;ascii-casemap') return containsCasemap(value, key) ? [] : null;
+      return value.includes(key) ? [] : null;
     case 'matches': return globMatch(m.comparator, value, key, wantCaptures);
     case 'value': return relate(m.relation, compare(m.comparator, value, key)) ? [] : null;
     case 'count': return relate(m.relation, compare(m.comparator, value, key)) ? [] : null;

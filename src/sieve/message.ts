@@ -13,6 +13,8 @@ export class SieveMessage {
   /** Decoded header values and body texts, computed once per message however many rules read them. */
   private readonly valueCache = new Map<string, string[]>();
   readonly bodyCache = new Map<string, string[]>();
+  /** Parsed address lists per header field value (address parsing is the costly part of a run). */
+  readonly addressCache = new Map<string, string[]>();
 
   constructor(readonly raw: Buffer) {
     const split = splitHeader(raw);

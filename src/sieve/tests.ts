@@ -89,7 +89,9 @@ export const TESTS: Record<string, TestSpec> = {
       const values: string[] = [];
       for (const h of rt.strings(call.positional[0])) {
         for (const field of indexed(call, rt.message.values(h))) {
-          for (const a of addressesOf(field)) {
+          let list = rt.message.addressCache.get(field);
+          if (!list) { list = addressesOf(field); rt.message.addressCache.set(field, list); }
+          for (const a of list) {
             const p = addressPart(a, part, rt.detailSeparators);
             if (p !== null) values.push(p);
           }

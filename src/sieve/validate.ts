@@ -180,7 +180,7 @@ function buildCall(node: CommandNode | TestNode, tags: Record<string, TagSpec>, 
   }
   const shape = shapes.find((s) => s.length === call.positional.length && s.every((k, j) => fits(call.positional[j], k)));
   if (!shape) {
-    const want = shapes.map((s) => s.length ? s.map(describe).join(', ') : 'no arguments').join(' or ');
+    const want = shapes.map((s) => s.length ? s.map(describe).join(' and ') : 'no arguments').join(', or ');
     throw new SieveFault(node.line, node.column, `'${node.name}' takes ${want}`);
   }
   checkMatching(call, ctx);

@@ -1,7 +1,7 @@
 // Parser and validation: exact 1-based line/column errors, required extensions, tags, comparators, limits.
 import test from 'ava';
 import { readFileSync } from 'node:fs';
-import { parseSieve, SIEVE_EXTENSIONS } from '../../src/sieve/index.js';
+import { parseSieve, runSieve, SIEVE_EXTENSIONS } from '../../src/sieve/index.js';
 import { generateSieveParser } from '../../scripts/sieve-grammar.js';
 
 function error(text: string): { line: number; column: number; message: string } {
@@ -56,4 +56,33 @@ test('scripts over 64 KB are refused; multi-line strings, comments and numbers w
   t.regex(error('#'.repeat(64 * 1024 + 1)).message, /larger than 65536 bytes/);
   const r = parseSieve('# comment\n/* block\n comment */\nrequire "vacation";\nif size :over 1K { vacation text:\nLine one\n..dot\n.\n; }\n');
   t.true(r.ok);
+});
+
+test('mangled scripts never throw: each is refused with a position inside the script, or runs to an outcome', (t) => {
+  const base = 'require ["fileinto", "variables", "imap4flags", "vacation", "relational"];\n' +
+    'if allof (header :matches "subject" "*[*]*", address :domain "from" "example.org") {\n' +
+    '  set "x" "${2}"; addflag "$L"; fileinto "Lists/${x}";\n} elsif header :value "gt" "x-n" "3" { vacation text:\nGone\n..\n.\n; }\n';
+  let seed = 42;
+  const random = (n: number): number => { seed = (seed * 1103515245 + 12345) & 0x7fffffff; return seed % n; };
+  const alphabet = '{}()[];:,"\\#*/ \n\tabc$.0123456789';
+  let refused = 0;
+  for (let i = 0; i < 1500; i++) {
+    const chars = base.split('');
+    for (let k = 0; k < 1 + random(3); k++) chars[random(chars.length)] = alphabet[random(alphabet.length)];
+    const text = chars.join('');
+    const r = parseSieve(text);
+    if (!r.ok) {
+      refused++;
+      const lines = text.split('\n');
+      t.true(r.error.line >= 1 && r.error.line <= lines.length + 1, r.error.message);
+      t.true(r.error.column >= 1, r.error.message);
+      continue;
+    }
+    const out = runSieve(r.script, {
+      raw: Buffer.from('Subject: a [b] c\r\nFrom: x@example.org\r\nX-N: 5\r\n\r\nhi\r\n'), envelope: { from: null, to: 'me@example.com' },
+      spam: null, mailboxAddress: 'me@example.com', now: new Date(), folderExists: () => true,
+    });
+    t.true(out.actions.length > 0);
+  }
+  t.true(refused > 100, 'most mangled scripts are refused');
 });
