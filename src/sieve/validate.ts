@@ -103,6 +103,7 @@ function checkCommand(node: CommandNode, previous: string | null, registry: Regi
       throw new SieveFault(node.line, node.column,
         wantTests ? `command '${node.name}' needs one test` : `command '${node.name}' takes no test`);
     }
+    if (node.testList) throw new SieveFault(node.line, node.column, `command '${node.name}' takes a single test, not a test list`);
     call.tests = node.tests.map((t) => checkTest(t, registry, ctx));
     if (spec.block) {
       if (!node.block) throw new SieveFault(node.line, node.column, `command '${node.name}' needs a block`);
@@ -125,6 +126,8 @@ function checkTest(node: TestNode, registry: Registry, ctx: CheckContext): Call 
   }
   requireExtension(spec.ext, ctx, node, 'test');
   const call = buildCall(node, spec.tags ?? {}, spec.positional, ctx);
+  if (spec.tests === 'one' && node.testList) throw new SieveFault(node.line, node.column, `test '${node.name}' takes a single test, not a test list`);
+  if (spec.tests === 'list' && !node.testList) throw new SieveFault(node.line, node.column, `test '${node.name}' needs a test list in parentheses`);
   if (spec.tests === 'one' && node.tests.length !== 1) throw new SieveFault(node.line, node.column, `test '${node.name}' needs one test`);
   if (spec.tests === 'list' && node.tests.length === 0) throw new SieveFault(node.line, node.column, `test '${node.name}' needs a test list`);
   if (!spec.tests && node.tests.length) throw new SieveFault(node.line, node.column, `test '${node.name}' takes no test`);
