@@ -18,7 +18,7 @@ export class SieveFaults extends SieveFault {
 
 export function validateScript(nodes: CommandNode[], registry: Registry): Validated {
   const required = new Set<string>();
-  const ctx: CheckContext = { required };
+  const ctx: CheckContext = { required, declared: new Set() };
   const errors: SieveFault[] = [];
   let requiresAllowed = true;
   const calls: Call[] = [];
@@ -97,6 +97,7 @@ function checkCommand(node: CommandNode, previous: string | null, registry: Regi
       throw new SieveFault(node.line, node.column, `unknown command '${node.name}'`);
     }
     requireExtension(spec.ext, ctx, node, 'command');
+    if (ctx.required.has('variables')) checkReferences(node);
     const call = buildCall(node, spec.tags ?? {}, spec.positional, ctx);
     const wantTests = spec.tests ?? 0;
     if (node.tests.length !== wantTests) {
@@ -214,4 +215,25 @@ function checkMatching(call: Call, ctx: CheckContext): void {
   }
   const index = call.tags.get('index');
   if (index && index.kind === 'number' && index.value < 1) throw new SieveFault(index.line, index.column, ':index must be 1 or more');
+}
+
+export const MAX_MATCH_INDEX = 32;
+
+/** Variable references in a command's strings and its tests' (RFC 5229 3): no namespaces, match index <= 32. */
+function checkReferences(node: CommandNode | TestNode): void {
+  for (const arg of node.args) {
+    if (arg.kind !== 'list') continue;
+    for (const s of arg.items) {
+      for (const m of s.value.matchAll(/\$\{([^{}]*)\}/g)) {
+        const name = m[1].trim();
+        if (/^[a-zA-Z_][a-zA-Z0-9_]*(\.[a-zA-Z_][a-zA-Z0-9_]*)+$/.test(name)) {
+          throw new SieveFault(s.line, s.column, `unknown variable namespace in "\${${name}}"`);
+        }
+        if (/^[0-9]+$/.test(name) && Number(name) > MAX_MATCH_INDEX) {
+          throw new SieveFault(s.line, s.column, `match variable \${${name}} is over the highest index ${MAX_MATCH_INDEX}`);
+        }
+      }
+    }
+  }
+  for (const test of node.tests) checkReferences(test);
 }
