@@ -6,9 +6,10 @@ export interface NumberArgument extends Position { kind: 'number'; value: number
 export interface TagArgument extends Position { kind: 'tag'; name: string }
 export type Argument = ListArgument | NumberArgument | TagArgument;
 
-export interface TestNode extends Position { type: 'test'; name: string; args: Argument[]; tests: TestNode[] }
+/** testList: the tests were written as a parenthesised list (only allof/anyof take one). */
+export interface TestNode extends Position { type: 'test'; name: string; args: Argument[]; tests: TestNode[]; testList: boolean }
 export interface CommandNode extends Position {
-  type: 'command'; name: string; args: Argument[]; tests: TestNode[]; block: CommandNode[] | null;
+  type: 'command'; name: string; args: Argument[]; tests: TestNode[]; testList: boolean; block: CommandNode[] | null;
 }
 
 /** A command or test after validation: tags by name (value or null for a flag tag), positional arguments in order. */

@@ -48,8 +48,8 @@ function computeBodyValues(message: SieveMessage, mode: 'raw' | 'content' | 'tex
   const out: string[] = [];
   for (const part of all(root, [])) {
     if (!types.some((t) => typeMatches(part.contentType, t))) continue;
-    if (part.contentType.startsWith('multipart/')) out.push(part.prologue?.toString('utf8') ?? '');
-    else if (part.contentType === 'message/rfc822') continue;
+    if (part.contentType.startsWith('multipart/')) out.push(part.prologue?.toString('utf8') ?? '', part.epilogue?.toString('utf8') ?? '');
+    else if (part.contentType === 'message/rfc822') out.push(part.children[0]?.headerRaw?.toString('utf8') ?? '');
     else out.push(decodedText(part));
   }
   return out;

@@ -3,7 +3,9 @@
 import addressparser from 'nodemailer/lib/addressparser/index.js';
 import { SieveFault, type Call } from './ast.js';
 import type { CommandSpec } from './spec.js';
-import { flagList, type Runtime } from './runtime.js';
+import { flagList, LIMITS, type Runtime } from './runtime.js';
+
+const MAX_VARIABLE_NAME = 64;
 
 const none = (): void => {};
 
@@ -81,7 +83,9 @@ function flagCommand(mode: 'set' | 'add' | 'remove'): CommandSpec {
 function checkVariableName(arg: Call['positional'][number]): void {
   if (arg.kind !== 'list') return;
   const name = arg.items[0].value;
+  if (/^[a-zA-Z_][a-zA-Z0-9_]*(\.[a-zA-Z_][a-zA-Z0-9_]*)+$/.test(name)) throw new SieveFault(arg.line, arg.column, `unknown variable namespace in "${name}"`);
   if (!/^[a-zA-Z_][a-zA-Z0-9_]*$/.test(name)) throw new SieveFault(arg.line, arg.column, `invalid variable name "${name}"`);
+  if (name.length > MAX_VARIABLE_NAME) throw new SieveFault(arg.line, arg.column, `variable name longer than ${MAX_VARIABLE_NAME} characters`);
 }
 
 const SET_MODIFIERS: Array<[string, (s: string) => string]> = [
@@ -183,7 +187,12 @@ export const COMMANDS: Record<string, CommandSpec> = {
       lowerfirst: { group: 'first' }, upperfirst: { group: 'first' },
       quotewildcard: {}, length: {},
     },
-    check(call) { checkVariableName(call.positional[0]); },
+    check(call, ctx) {
+      checkVariableName(call.positional[0]);
+      const name = call.positional[0].kind === 'list' ? call.positional[0].items[0].value.toLowerCase() : '';
+      ctx.declared.add(name);
+      if (ctx.declared.size > LIMITS.maxVariables) throw new SieveFault(call.line, call.column, `more than ${LIMITS.maxVariables} variables`);
+    },
     exec(call, rt) {
       let value = rt.str(call.positional[1]);
       for (const [tag, apply] of SET_MODIFIERS) if (call.tags.has(tag)) value = apply(value);

@@ -228,34 +228,35 @@ function peg$parse(input, options) {
   function peg$f0(commands) {    return commands;  }
   function peg$f1(name, args, tests) {    return null;  }
   function peg$f2(name, args, tests, end) {
-    return { type: 'command', name: name.toLowerCase(), args, tests: tests ?? [], block: end, ...loc(location()) };
+    return { type: 'command', name: name.toLowerCase(), args, tests: tests?.tests ?? [], testList: tests?.list ?? false, block: end, ...loc(location()) };
   }
   function peg$f3(commands) {    return commands;  }
-  function peg$f4(t) {    return [t];  }
-  function peg$f5(first, t) {    return t;  }
-  function peg$f6(first, rest) {    return [first, ...rest];  }
-  function peg$f7(name, args, tests) {
-    return { type: 'test', name: name.toLowerCase(), args, tests: tests ?? [], ...loc(location()) };
+  function peg$f4(l) {    return { tests: l, list: true };  }
+  function peg$f5(t) {    return { tests: [t], list: false };  }
+  function peg$f6(first, t) {    return t;  }
+  function peg$f7(first, rest) {    return [first, ...rest];  }
+  function peg$f8(name, args, tests) {
+    return { type: 'test', name: name.toLowerCase(), args, tests: tests?.tests ?? [], testList: tests?.list ?? false, ...loc(location()) };
   }
-  function peg$f8(a) {    return a;  }
-  function peg$f9(first, s) {    return s;  }
-  function peg$f10(first, rest) {
+  function peg$f9(a) {    return a;  }
+  function peg$f10(first, s) {    return s;  }
+  function peg$f11(first, rest) {
     return { kind: 'list', items: [first, ...rest], ...loc(location()) };
   }
-  function peg$f11(s) {    return { kind: 'list', items: [s], single: true, ...loc(location()) };  }
-  function peg$f12(chars) {
+  function peg$f12(s) {    return { kind: 'list', items: [s], single: true, ...loc(location()) };  }
+  function peg$f13(chars) {
     return { value: chars.join('').replace(/\r?\n/g, '\r\n'), ...loc(location()) };
   }
-  function peg$f13(c) {    return c;  }
-  function peg$f14(lines) {
+  function peg$f14(c) {    return c;  }
+  function peg$f15(lines) {
     return { value: lines.join(''), multiline: true, ...loc(location()) };
   }
-  function peg$f15(dot, text) {    return text + '\r\n';  }
-  function peg$f16(digits, q) {
+  function peg$f16(dot, text) {    return text + '\r\n';  }
+  function peg$f17(digits, q) {
     const mult = { k: 1024, m: 1024 * 1024, g: 1024 * 1024 * 1024 }[(q ?? '').toLowerCase()] ?? 1;
     return { kind: 'number', value: Number(digits) * mult, text: digits + (q ?? ''), ...loc(location()) };
   }
-  function peg$f17(name) {    return { kind: 'tag', name: name.toLowerCase(), ...loc(location()) };  }
+  function peg$f18(name) {    return { kind: 'tag', name: name.toLowerCase(), ...loc(location()) };  }
   let peg$currPos = options.peg$currPos | 0;
   let peg$savedPos = peg$currPos;
   const peg$posDetailsCache = [{ line: 1, column: 1 }];
@@ -540,13 +541,19 @@ function peg$parse(input, options) {
   function peg$parseTestsAfter() {
     let s0, s1;
 
-    s0 = peg$parseTestList();
+    s0 = peg$currPos;
+    s1 = peg$parseTestList();
+    if (s1 !== peg$FAILED) {
+      peg$savedPos = s0;
+      s1 = peg$f4(s1);
+    }
+    s0 = s1;
     if (s0 === peg$FAILED) {
       s0 = peg$currPos;
       s1 = peg$parseTest();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f4(s1);
+        s1 = peg$f5(s1);
       }
       s0 = s1;
     }
@@ -583,7 +590,7 @@ function peg$parse(input, options) {
           s8 = peg$parseTest();
           if (s8 !== peg$FAILED) {
             peg$savedPos = s5;
-            s5 = peg$f5(s3, s8);
+            s5 = peg$f6(s3, s8);
           } else {
             peg$currPos = s5;
             s5 = peg$FAILED;
@@ -607,7 +614,7 @@ function peg$parse(input, options) {
             s8 = peg$parseTest();
             if (s8 !== peg$FAILED) {
               peg$savedPos = s5;
-              s5 = peg$f5(s3, s8);
+              s5 = peg$f6(s3, s8);
             } else {
               peg$currPos = s5;
               s5 = peg$FAILED;
@@ -627,7 +634,7 @@ function peg$parse(input, options) {
         if (s5 !== peg$FAILED) {
           s6 = peg$parse_();
           peg$savedPos = s0;
-          s0 = peg$f6(s3, s4);
+          s0 = peg$f7(s3, s4);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -662,7 +669,7 @@ function peg$parse(input, options) {
         s4 = null;
       }
       peg$savedPos = s0;
-      s0 = peg$f7(s1, s3, s4);
+      s0 = peg$f8(s1, s3, s4);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -685,7 +692,7 @@ function peg$parse(input, options) {
     if (s1 !== peg$FAILED) {
       s2 = peg$parse_();
       peg$savedPos = s0;
-      s0 = peg$f8(s1);
+      s0 = peg$f9(s1);
     } else {
       peg$currPos = s0;
       s0 = peg$FAILED;
@@ -725,7 +732,7 @@ function peg$parse(input, options) {
           if (s9 !== peg$FAILED) {
             s10 = peg$parse_();
             peg$savedPos = s6;
-            s6 = peg$f9(s3, s9);
+            s6 = peg$f10(s3, s9);
           } else {
             peg$currPos = s6;
             s6 = peg$FAILED;
@@ -750,7 +757,7 @@ function peg$parse(input, options) {
             if (s9 !== peg$FAILED) {
               s10 = peg$parse_();
               peg$savedPos = s6;
-              s6 = peg$f9(s3, s9);
+              s6 = peg$f10(s3, s9);
             } else {
               peg$currPos = s6;
               s6 = peg$FAILED;
@@ -769,7 +776,7 @@ function peg$parse(input, options) {
         }
         if (s6 !== peg$FAILED) {
           peg$savedPos = s0;
-          s0 = peg$f10(s3, s5);
+          s0 = peg$f11(s3, s5);
         } else {
           peg$currPos = s0;
           s0 = peg$FAILED;
@@ -787,7 +794,7 @@ function peg$parse(input, options) {
       s1 = peg$parseString();
       if (s1 !== peg$FAILED) {
         peg$savedPos = s0;
-        s1 = peg$f11(s1);
+        s1 = peg$f12(s1);
       }
       s0 = s1;
     }
@@ -833,7 +840,7 @@ function peg$parse(input, options) {
       }
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f12(s2);
+        s0 = peg$f13(s2);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -867,7 +874,7 @@ function peg$parse(input, options) {
       }
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f13(s2);
+        s0 = peg$f14(s2);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -941,7 +948,7 @@ function peg$parse(input, options) {
           s6 = peg$parseNewline();
           if (s6 !== peg$FAILED) {
             peg$savedPos = s0;
-            s0 = peg$f14(s4);
+            s0 = peg$f15(s4);
           } else {
             peg$currPos = s0;
             s0 = peg$FAILED;
@@ -1059,7 +1066,7 @@ function peg$parse(input, options) {
       s4 = peg$parseNewline();
       if (s4 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f15(s2, s3);
+        s0 = peg$f16(s2, s3);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -1127,7 +1134,7 @@ function peg$parse(input, options) {
       }
       if (s3 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f16(s1, s2);
+        s0 = peg$f17(s1, s2);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;
@@ -1155,7 +1162,7 @@ function peg$parse(input, options) {
       s2 = peg$parseIdentifier();
       if (s2 !== peg$FAILED) {
         peg$savedPos = s0;
-        s0 = peg$f17(s2);
+        s0 = peg$f18(s2);
       } else {
         peg$currPos = s0;
         s0 = peg$FAILED;

@@ -2,7 +2,13 @@
 // body and MIME parts for the body test. Lighter than mailparser, which is asynchronous and parses everything.
 
 export interface HeaderField { name: string; raw: string }
-export interface MimePart { contentType: string; headers: HeaderField[]; body: Buffer; children: MimePart[]; prologue?: Buffer }
+export interface MimePart {
+  contentType: string; headers: HeaderField[]; body: Buffer; children: MimePart[];
+  /** multipart: the text before the first and after the last boundary. */
+  prologue?: Buffer; epilogue?: Buffer;
+  /** The header block as written (message/rfc822 children: what body :content "message/rfc822" reads). */
+  headerRaw?: Buffer;
+}
 
 const VALID_NAME = /^[\x21-\x39\x3b-\x7e]+$/;
 
@@ -54,7 +60,7 @@ export class SieveMessage {
   }
 }
 
-function splitHeader(raw: Buffer): { headers: HeaderField[]; body: Buffer } {
+function splitHeader(raw: Buffer): { headers: HeaderField[]; body: Buffer; headerRaw: Buffer } {
   let end = -1;
   let bodyStart = raw.length;
   for (let i = 0; i < raw.length; i++) {
@@ -63,8 +69,8 @@ function splitHeader(raw: Buffer): { headers: HeaderField[]; body: Buffer } {
     if (raw[i + 1] === 0x0d && raw[i + 2] === 0x0a) { end = i + 1; bodyStart = i + 3; break; }
   }
   if (i0(raw)) { end = 0; bodyStart = raw[0] === 0x0d ? 2 : 1; }
-  const headText = raw.subarray(0, end < 0 ? raw.length : end).toString('utf8');
-  return { headers: parseHeaderLines(headText), body: raw.subarray(Math.min(bodyStart, raw.length)) };
+  const headerRaw = raw.subarray(0, end < 0 ? raw.length : end);
+  return { headers: parseHeaderLines(headerRaw.toString('utf8')), body: raw.subarray(Math.min(bodyStart, raw.length)), headerRaw };
 }
 
 /** A message that starts with an empty line has no header at all. */
@@ -135,43 +141,47 @@ function headerValue(headers: HeaderField[], name: string): string | undefined {
   return headers.find((h) => h.name.toLowerCase() === name)?.raw.trim();
 }
 
-function parsePart(headers: HeaderField[], body: Buffer, fallback: string, depth: number): MimePart {
+function parsePart(headers: HeaderField[], body: Buffer, fallback: string, depth: number, headerRaw?: Buffer): MimePart {
   const ct = parseContentType(headerValue(headers, 'content-type'), fallback);
-  const part: MimePart = { contentType: ct.type, headers, body, children: [] };
+  const part: MimePart = { contentType: ct.type, headers, body, children: [], headerRaw };
   if (depth > 20) return part;
   if (ct.type.startsWith('multipart/') && ct.params.boundary) {
     const childDefault = ct.type === 'multipart/digest' ? 'message/rfc822' : 'text/plain';
-    const { prologue, parts } = splitMultipart(body, ct.params.boundary);
+    const { prologue, epilogue, parts } = splitMultipart(body, ct.params.boundary);
     part.prologue = prologue;
+    part.epilogue = epilogue;
     for (const p of parts) {
       const s = splitHeader(p);
-      part.children.push(parsePart(s.headers, s.body, childDefault, depth + 1));
+      part.children.push(parsePart(s.headers, s.body, childDefault, depth + 1, s.headerRaw));
     }
   } else if (ct.type === 'message/rfc822') {
     const s = splitHeader(body);
-    part.children.push(parsePart(s.headers, s.body, 'text/plain', depth + 1));
+    part.children.push(parsePart(s.headers, s.body, 'text/plain', depth + 1, s.headerRaw));
   }
   return part;
 }
 
-function splitMultipart(body: Buffer, boundary: string): { prologue: Buffer; parts: Buffer[] } {
+function splitMultipart(body: Buffer, boundary: string): { prologue: Buffer; epilogue: Buffer; parts: Buffer[] } {
   const text = body.toString('latin1');
   const lines = text.split(/(?<=\n)/);
   const delim = '--' + boundary;
   const parts: Buffer[] = [];
   let prologue = '';
+  let epilogue = '';
+  let closed = false;
   let current: string[] | null = null;
   for (const line of lines) {
+    if (closed) { epilogue += line; continue; }
     const bare = line.replace(/\r?\n$/, '').trimEnd();
     if (bare === delim || bare === delim + '--') {
       if (current) parts.push(Buffer.from(current.join('').replace(/\r?\n$/, ''), 'latin1'));
-      if (bare === delim + '--') { current = null; break; }
+      if (bare === delim + '--') { current = null; closed = true; continue; }
       current = [];
     } else if (current) current.push(line);
     else if (!parts.length) prologue += line;
   }
   if (current) parts.push(Buffer.from(current.join(''), 'latin1'));
-  return { prologue: Buffer.from(prologue, 'latin1'), parts };
+  return { prologue: Buffer.from(prologue, 'latin1'), epilogue: Buffer.from(epilogue, 'latin1'), parts };
 }
 
 /** A part's content with its transfer encoding undone and its charset decoded (text parts). */

@@ -7,7 +7,7 @@ import { SieveMessage } from './message.js';
 import { DETAIL_SEPARATORS } from './address.js';
 import { matchOne, type Matcher, type Relation } from './match.js';
 
-export const LIMITS = { maxVariableSize: 4096, maxVariables: 255, maxMatchVariables: 32, maxActions: 32, maxRedirects: 4 };
+export const LIMITS = { maxVariableSize: 4096, maxVariables: 255, maxMatchVariables: 33, maxActions: 32, maxRedirects: 4 };
 
 /** Things the environment answers; the conformance harness replaces some of them. */
 export interface RuntimeHooks {

@@ -46,4 +46,6 @@ export interface Registry {
 
 export interface CheckContext {
   required: ReadonlySet<string>;
+  /** Variable names set so far (variables: at most 255 in a script). */
+  declared: Set<string>;
 }

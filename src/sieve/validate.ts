@@ -18,7 +18,7 @@ export class SieveFaults extends SieveFault {
 
 export function validateScript(nodes: CommandNode[], registry: Registry): Validated {
   const required = new Set<string>();
-  const ctx: CheckContext = { required };
+  const ctx: CheckContext = { required, declared: new Set() };
   const errors: SieveFault[] = [];
   let requiresAllowed = true;
   const calls: Call[] = [];
@@ -97,12 +97,14 @@ function checkCommand(node: CommandNode, previous: string | null, registry: Regi
       throw new SieveFault(node.line, node.column, `unknown command '${node.name}'`);
     }
     requireExtension(spec.ext, ctx, node, 'command');
+    if (ctx.required.has('variables')) checkReferences(node);
     const call = buildCall(node, spec.tags ?? {}, spec.positional, ctx);
     const wantTests = spec.tests ?? 0;
     if (node.tests.length !== wantTests) {
       throw new SieveFault(node.line, node.column,
         wantTests ? `command '${node.name}' needs one test` : `command '${node.name}' takes no test`);
     }
+    if (node.testList) throw new SieveFault(node.line, node.column, `command '${node.name}' takes a single test, not a test list`);
     call.tests = node.tests.map((t) => checkTest(t, registry, ctx));
     if (spec.block) {
       if (!node.block) throw new SieveFault(node.line, node.column, `command '${node.name}' needs a block`);
@@ -125,6 +127,8 @@ function checkTest(node: TestNode, registry: Registry, ctx: CheckContext): Call 
   }
   requireExtension(spec.ext, ctx, node, 'test');
   const call = buildCall(node, spec.tags ?? {}, spec.positional, ctx);
+  if (spec.tests === 'one' && node.testList) throw new SieveFault(node.line, node.column, `test '${node.name}' takes a single test, not a test list`);
+  if (spec.tests === 'list' && !node.testList) throw new SieveFault(node.line, node.column, `test '${node.name}' needs a test list in parentheses`);
   if (spec.tests === 'one' && node.tests.length !== 1) throw new SieveFault(node.line, node.column, `test '${node.name}' needs one test`);
   if (spec.tests === 'list' && node.tests.length === 0) throw new SieveFault(node.line, node.column, `test '${node.name}' needs a test list`);
   if (!spec.tests && node.tests.length) throw new SieveFault(node.line, node.column, `test '${node.name}' takes no test`);
@@ -211,4 +215,25 @@ function checkMatching(call: Call, ctx: CheckContext): void {
   }
   const index = call.tags.get('index');
   if (index && index.kind === 'number' && index.value < 1) throw new SieveFault(index.line, index.column, ':index must be 1 or more');
+}
+
+export const MAX_MATCH_INDEX = 32;
+
+/** Variable references in a command's strings and its tests' (RFC 5229 3): no namespaces, match index <= 32. */
+function checkReferences(node: CommandNode | TestNode): void {
+  for (const arg of node.args) {
+    if (arg.kind !== 'list') continue;
+    for (const s of arg.items) {
+      for (const m of s.value.matchAll(/\$\{([^{}]*)\}/g)) {
+        const name = m[1].trim();
+        if (/^[a-zA-Z_][a-zA-Z0-9_]*(\.[a-zA-Z_][a-zA-Z0-9_]*)+$/.test(name)) {
+          throw new SieveFault(s.line, s.column, `unknown variable namespace in "\${${name}}"`);
+        }
+        if (/^[0-9]+$/.test(name) && Number(name) > MAX_MATCH_INDEX) {
+          throw new SieveFault(s.line, s.column, `match variable \${${name}} is over the highest index ${MAX_MATCH_INDEX}`);
+        }
+      }
+    }
+  }
+  for (const test of node.tests) checkReferences(test);
 }

@@ -49,6 +49,8 @@ test('argument types, exclusive tags and comparators are checked', (t) => {
   t.regex(error('if size 10 { keep; }').message, /:over or :under/);
   t.regex(error('redirect "not an address";').message, /not a valid address/);
   t.regex(error('else { keep; }').message, /without a preceding if/);
+  t.regex(error('if (true) { keep; }').message, /single test, not a test list/);
+  t.regex(error('if anyof true { keep; }').message, /needs a test list/);
   t.regex(error('require "date";\nif date "date" "fortnight" "1" { keep; }').message, /unknown date part/);
 });
 

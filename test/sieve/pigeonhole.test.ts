@@ -11,7 +11,7 @@ import { runSvtest } from './harness/testsuite.js';
 
 const TARBALL = new URL('../../../shared/tools/pigeonhole-tests/pigeonhole-0.5.19-tests.tar.gz', import.meta.url).pathname;
 /** The overall pass rate reached (docs/SIEVE-CONFORMANCE.md); a change that lowers it fails here. */
-const MINIMUM_RATE = 0.95;
+const MINIMUM_RATE = 0.96;
 
 test('Pigeonhole svtest files of the base language and every offered extension pass at the documented rate', (t) => {
   t.true(existsSync(TARBALL), `the test suite is at ${TARBALL}`);
