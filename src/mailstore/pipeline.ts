@@ -98,7 +98,7 @@ function recipientsOf(d: Delivery, owners: Map<number, number>): Recipient[] {
 }
 
 /** A delivered copy as its placement says. */
-function placedCopy(d: Delivery, recipient: Recipient, placement: Placement): PlannedCopy {
+function placedCopy(d: Delivery, recipient: Recipient, placement: Placement, extra = false): PlannedCopy {
   const prepend = placement.prepend ?? '';
   // SMTP mail with a prepend has bytes of its own; without, its copies share the queued row's.
   const own = d.kind === 'smtp' && prepend ? { prefix: prepend, skip: 0 } : undefined;
@@ -107,7 +107,7 @@ function placedCopy(d: Delivery, recipient: Recipient, placement: Placement): Pl
       tenantId: recipient.tenantId, mailboxId: recipient.mailboxId, toEmail: recipient.address,
       inboundId: d.kind === 'smtp' && !own ? d.id : null,
       size: d.size + Buffer.byteLength(prepend), message: prepend ? withPrepended(d.message, prepend) : d.message,
-      folder: placement.folder, keywords: placement.keywords,
+      folder: placement.folder, keywords: placement.keywords, ...(extra ? { extra: true } : {}),
     },
     from: d, placed: { recipient, placement }, ...(own ? { own } : {}),
   };
@@ -202,7 +202,12 @@ export async function deliverBatch(trx: Db, deps: PipelineDeps, input: StoreInpu
     const classified = recipients.length > 0 ? await steps.classify(trx, d, recipients, now) : [];
     const { placements, effects, errors } = recipients.length > 0 ? await steps.filter(trx, d, recipients, classified, now) : { placements: [], effects: { redirects: [], replies: [] }, errors: [] };
     if (errors) filterErrors.push(...errors);
-    recipients.forEach((r, i) => { const p = placements[i]; if (p) planned.push(placedCopy(d, r, p)); });
+    recipients.forEach((r, i) => {
+      const p = placements[i];
+      if (!p) return;
+      planned.push(placedCopy(d, r, p));
+      for (const more of p.also ?? []) planned.push(placedCopy(d, r, { ...p, ...more, also: undefined }, true));
+    });
     planned.push(...filedCopies(d, owners));
     effectsOf.set(d, effects);
   }

@@ -44,6 +44,11 @@ export interface Placement {
   prepend?: string;
   /** The spam verdict kept with the copy (DECISIONS.md section 18); carried to the file step, not stored yet. */
   spam?: unknown;
+  /**
+   * Further copies of the message in the same mailbox (Sieve `fileinto :copy` beside `keep`): each
+   * stored like this one in its own folder, free to repeat the message_id as a filed copy is.
+   */
+  also?: Array<{ folder: string; keywords: string[] }>;
 }
 
 /** The placement of a copy nothing decided otherwise for: INBOX, no keywords. */

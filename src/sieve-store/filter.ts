@@ -42,8 +42,8 @@ const junkOf = (p: Placement) => p.folder === 'Junk' || p.keywords.includes('$Ju
  * with neither keep the classified placement: one query per message. A script that errs, or a
  * failure of this step short of the database, keeps the copy in INBOX and is reported: nothing is lost.
  *
- * A copy goes to one folder: a script that files a message into several (fileinto :copy beside
- * keep) stores it in the first folder other than INBOX it names, flags merged.
+ * A script that files a message into several folders (fileinto :copy beside keep) gets a copy in
+ * each (the placement's `also`), each with the flags its action gave.
  */
 export async function sieveFilter(trx: Db, d: Delivery, recipients: Recipient[], classified: Classified, now: number): Promise<Filtered & { errors: FilterError[] }> {
   const out: Filtered & { errors: FilterError[] } = { placements: [...classified], effects: { redirects: [], replies: [] }, errors: [] };
@@ -156,12 +156,14 @@ export async function sieveFilter(trx: Db, d: Delivery, recipients: Recipient[],
       }
     }
     if (wanted.length === 0) return null;
-    const chosen = wanted.find((w) => w.folder !== 'INBOX' && w.folder !== base.folder) ?? wanted[0]!;
-    const flags = cleanFlags(wanted.flatMap((w) => w.flags));
-    const placement: Placement = { ...base, folder: chosen.folder, keywords: [...new Set([...base.keywords, ...flags])] };
+    // A copy per folder named (keep beside fileinto :copy), each with its own flags.
+    const byFolder = new Map<string, string[]>();
+    for (const w of wanted) byFolder.set(w.folder, [...(byFolder.get(w.folder) ?? []), ...w.flags]);
+    const [first, ...rest] = [...byFolder].map(([folder, flags]) => ({ folder, keywords: [...new Set([...base.keywords, ...cleanFlags(flags)])] }));
+    const placement: Placement = { ...base, folder: first!.folder, keywords: first!.keywords, ...(rest.length > 0 ? { also: rest } : {}) };
     // The REST vacation reply answers mail the script keeps into INBOX (section 19), apart from the script's own.
     const v = vacationOf.get(r.mailboxId);
-    if (v && placement.folder === 'INBOX' && !vacationDone) {
+    if (v && byFolder.has('INBOX') && !vacationDone) {
       const sender = d.mailFrom;
       if (noReplyReason({ sender, fields, ownAddresses: [mailbox], junk }) === null
         && await claimReply(trx, r.mailboxId, sender!, 'rest', now, now + Number(v.days) * DAY_MS)) {

@@ -7,12 +7,13 @@ import { ALIAS_DOMAIN, REMOTE_DOMAIN, message, startWorld } from '../outbound/wo
 const BOX = `ann@${ALIAS_DOMAIN}`;
 const SENDER = `bob@${REMOTE_DOMAIN}`;
 
-const SCRIPT = `require ["fileinto", "imap4flags", "mailbox", "envelope", "subaddress"];
+const SCRIPT = `require ["fileinto", "imap4flags", "mailbox", "envelope", "subaddress", "copy"];
 if header :contains "subject" "report" { fileinto :create :flags "\\\\Flagged" "Reports"; stop; }
 if header :contains "subject" "noise" { discard; stop; }
 if envelope :detail "to" "news" { fileinto :create "News"; stop; }
 if header :contains "subject" "missing" { fileinto "Nowhere"; stop; }
 if header :contains "subject" "read" { addflag "\\\\Seen"; }
+if header :contains "subject" "both" { fileinto :copy :flags "\\\\Flagged" "Reports"; }
 `;
 
 async function withScript(t: any, script = SCRIPT) {
@@ -24,22 +25,23 @@ async function withScript(t: any, script = SCRIPT) {
 
 const send = (port: number, to: string, subject: string, from = SENDER) => sendMail(port, { from, to: [to] }, message(from, to, subject));
 
-test('SMTP delivery through the active script: fileinto :create with flags, discard, subaddress detail, missing folder to INBOX, \\Seen', async (t) => {
+test('SMTP delivery through the active script: fileinto :create with flags, fileinto :copy beside keep, discard, subaddress detail, missing folder to INBOX, \\Seen', async (t) => {
   const { app, key } = await withScript(t);
   await send(app.smtpPort, BOX, 'monthly report');
   await send(app.smtpPort, BOX, 'noise');
   await send(app.smtpPort, `ann+news@${ALIAS_DOMAIN}`, 'newsletter');
   await send(app.smtpPort, BOX, 'missing folder');
   await send(app.smtpPort, BOX, 'already read');
+  await send(app.smtpPort, BOX, 'both places');
   await send(app.smtpPort, BOX, 'plain last');
 
   // INBOX: the missing-folder one, the read one and the last (sent last, stored last: the others are stored by then).
-  const inbox = await waitForEmails(app, key, 3);
-  t.deepEqual(inbox.map((e: any) => e.subject).sort(), ['already read', 'missing folder', 'plain last']);
+  const inbox = await waitForEmails(app, key, 4);
+  t.deepEqual(inbox.map((e: any) => e.subject).sort(), ['already read', 'both places', 'missing folder', 'plain last']);
   t.true(inbox.find((e: any) => e.subject === 'already read').is_read);
   t.false(inbox.find((e: any) => e.subject === 'plain last').is_read);
   const reports = (await app.get('/v1/emails?folder=Reports', key)).body.data;
-  t.deepEqual(reports.map((e: any) => e.subject), ['monthly report']);
+  t.deepEqual(reports.map((e: any) => e.subject).sort(), ['both places', 'monthly report']);
   const news = (await app.get('/v1/emails?folder=News', key)).body.data;
   t.deepEqual(news.map((e: any) => [e.subject, e.to_email]), [['newsletter', `ann+news@${ALIAS_DOMAIN}`]]);
   const all = await app.app.db.selectFrom('emails').select('subject').execute();
@@ -56,10 +58,9 @@ test('SMTP delivery through the active script: fileinto :create with flags, disc
   try {
     const msgs = [];
     for await (const m of imap.fetch('1:*', { flags: true, envelope: true })) msgs.push(m);
-    t.is(msgs.length, 1);
-    t.is(msgs[0]!.envelope?.subject, 'monthly report');
-    t.true(msgs[0]!.flags?.has('\\Flagged'));
-    t.false(msgs[0]!.flags?.has('\\Seen'));
+    t.is(msgs.length, 2);
+    t.true(msgs.every((m) => m.flags?.has('\\Flagged') && !m.flags?.has('\\Seen')));
+    t.deepEqual(msgs.map((m) => m.envelope?.subject).sort(), ['both places', 'monthly report']);
   } finally {
     lock.release();
   }
