@@ -23,6 +23,8 @@ import { createRouteRegistry } from './http/registry.js';
 import { createHttpApp } from './http/server.js';
 import { createLogger, type Logger } from './logger.js';
 import { createMetrics } from './metrics.js';
+import { installSieveStore } from './sieve-store/index.js';
+import { installManageSieve } from './managesieve/index.js';
 import { installSmtp } from './smtp/index.js';
 import { createSpamPolicy } from './spam/policy/index.js';
 import { allowedSender } from './spam/lists.js';
@@ -118,6 +120,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const domains = installDomains(core);
   const mailboxes = installMailboxes(core, { domains });
   const aliases = installAliases(core, { mailboxes });
+  const sieve = installSieveStore(core, { mailboxes });      // Sieve scripts and vacation (DECISIONS.md section 19)
   installLegacy(core, { domains, mailboxes, aliases });       // variant B: another face of the three above
   const webhooks = installWebhooks(core);                    // -> webhooks.events (EventRecorder)
   // SRS bounces to forwarded mail resolve at RCPT like any recipient, so both inbound paths get this resolver.
@@ -134,6 +137,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const imap = installImap(core, { emails, tls, training });
   const spam = installSpam(core, { emails, messages: imap.messages, training });
   const submission = installSubmission(core, { resolve: bounces.resolve, emails, folders: imap.messages, outbound, tls });
+  const managesieve = installManageSieve(core, { tls, scripts: sieve.scripts }); // RFC 5804 (DECISIONS.md section 19)
   const imports = installImport(core, { emails, messages: imap.messages }); // import and export (DECISIONS.md section 20)
   const autoconfig = installAutoconfig(core, { domains });
 
@@ -162,9 +166,10 @@ export async function createApp({ config, clock = systemClock, logger = createLo
     acme,
     submission,
     spam,
+    sieve,
 
     /** Starts the worker, the listeners and cron; resolves with the real ports. */
-    async start(): Promise<{ httpPort: number; smtpPort: number; imapPort: number | null; imapStarttlsPort: number | null; submissionPort: number | null; submissionsPort: number | null }> {
+    async start(): Promise<{ httpPort: number; smtpPort: number; imapPort: number | null; imapStarttlsPort: number | null; submissionPort: number | null; submissionsPort: number | null; managesievePort: number | null }> {
       await queue.start();
       await webhooks.start();
       await emails.start();
@@ -184,10 +189,11 @@ export async function createApp({ config, clock = systemClock, logger = createLo
       const smtpPort = await smtp.listen();
       const { imapPort, imapStarttlsPort } = await imap.listen();
       const { submissionPort, submissionsPort } = await submission.listen();
+      const managesievePort = await managesieve.listen();
       outbound.start();
       cron.start();
       acme.start(); // the CA validates HTTP-01 through the listener opened above
-      return { httpPort, smtpPort, imapPort, imapStarttlsPort, submissionPort, submissionsPort };
+      return { httpPort, smtpPort, imapPort, imapStarttlsPort, submissionPort, submissionsPort, managesievePort };
     },
 
     /** Stops accepting, lets in-flight HTTP requests, SMTP sessions and tasks finish, closes the database. */
@@ -197,7 +203,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
       lifecycle.draining = true;
       imports.stop();                                        // running imports are queued again and resume at the next start
       const httpClosed = server ? closeHttp(server) : Promise.resolve();
-      await Promise.all([httpClosed, smtp.close(), imap.close(), submission.close(), webhooks.stop(), outbound.stop()]);
+      await Promise.all([httpClosed, smtp.close(), imap.close(), submission.close(), managesieve.close(), webhooks.stop(), outbound.stop()]);
       await emails.stop();
       await smtp.stopParsers();
       await queue.stop();

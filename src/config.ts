@@ -25,6 +25,8 @@ export interface Config {
   imapStarttlsPort: number | null;
   /** SMTP submission with STARTTLS; null when disabled (empty). */
   submissionPort: number | null;
+  /** ManageSieve (DECISIONS.md section 19); null when disabled. */
+  managesievePort: number | null;
   /** SMTP submission with implicit TLS; null when disabled (empty). */
   submissionsPort: number | null;
   /** Recipients one mailbox may send to per rolling 24 hours. */
@@ -86,7 +88,7 @@ const VARS = [
   'MAILSTEAD_OUTBOUND_RETRY_SCHEDULE', 'MAILSTEAD_OUTBOUND_MAX_AGE_SECONDS',
   'MAILSTEAD_IMAP_PORT', 'MAILSTEAD_IMAP_STARTTLS_PORT', 'MAILSTEAD_IMAP_IDLE_POLL_MS',
   'MAILSTEAD_ACME_EMAIL', 'MAILSTEAD_ACME_DIRECTORY',
-  'MAILSTEAD_SUBMISSION_PORT', 'MAILSTEAD_SUBMISSIONS_PORT', 'MAILSTEAD_SUBMISSION_DAILY_LIMIT',
+  'MAILSTEAD_SUBMISSION_PORT', 'MAILSTEAD_SUBMISSIONS_PORT', 'MAILSTEAD_SUBMISSION_DAILY_LIMIT', 'MAILSTEAD_MANAGESIEVE_PORT',
   'MAILSTEAD_DATABASE_URL', 'MAILSTEAD_INGEST_MAX_BACKLOG_SECONDS',
   'MAILSTEAD_DNSBL_ZONES', 'MAILSTEAD_RSPAMD_URL', 'MAILSTEAD_RSPAMD_CONTROLLER_URL', 'MAILSTEAD_RSPAMD_PASSWORD',
   'MAILSTEAD_SPAM_FILTER', 'MAILSTEAD_JUNK_RETENTION_DAYS',
@@ -120,6 +122,7 @@ const rawSchema = {
     MAILSTEAD_INGEST_MAX_BACKLOG_SECONDS: { type: 'string', pattern: '^[0-9]{1,6}(\\.[0-9]{1,3})?$' },
     MAILSTEAD_SUBMISSION_PORT: { type: 'string', pattern: `^$|${PORT}` },
     MAILSTEAD_SUBMISSIONS_PORT: { type: 'string', pattern: `^$|${PORT}` },
+    MAILSTEAD_MANAGESIEVE_PORT: { type: 'string', pattern: `^$|${PORT}` },
     MAILSTEAD_SUBMISSION_DAILY_LIMIT: { type: 'string', pattern: '^[1-9][0-9]{0,8}$' },
     MAILSTEAD_HOSTNAME: { type: 'string', pattern: `^$|${HOST_NAME}` },
     MAILSTEAD_MX_HOSTS: { type: 'string', pattern: `^$|^${HOST_NAME.slice(1, -1)},${HOST_NAME.slice(1, -1)}$` },
@@ -195,7 +198,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
   check(ingestMaxBacklogSeconds > 0, 'MAILSTEAD_INGEST_MAX_BACKLOG_SECONDS', raw.MAILSTEAD_INGEST_MAX_BACKLOG_SECONDS, 'must be above 0');
   const outboundPort = Number(raw.MAILSTEAD_OUTBOUND_PORT);
   check(outboundPort <= 65535, 'MAILSTEAD_OUTBOUND_PORT', raw.MAILSTEAD_OUTBOUND_PORT, 'must be 1 to 65535');
-  const optionalPort = (name: 'MAILSTEAD_IMAP_PORT' | 'MAILSTEAD_IMAP_STARTTLS_PORT' | 'MAILSTEAD_SUBMISSION_PORT' | 'MAILSTEAD_SUBMISSIONS_PORT') => {
+  const optionalPort = (name: 'MAILSTEAD_IMAP_PORT' | 'MAILSTEAD_IMAP_STARTTLS_PORT' | 'MAILSTEAD_SUBMISSION_PORT' | 'MAILSTEAD_SUBMISSIONS_PORT' | 'MAILSTEAD_MANAGESIEVE_PORT') => {
     if (raw[name] === '') return null;
     const n = Number(raw[name]);
     check(n <= 65535, name, raw[name], 'must be 0 to 65535, or empty to disable');
@@ -219,6 +222,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     imapStarttlsPort: optionalPort('MAILSTEAD_IMAP_STARTTLS_PORT'),
     submissionPort: optionalPort('MAILSTEAD_SUBMISSION_PORT'),
     submissionsPort: optionalPort('MAILSTEAD_SUBMISSIONS_PORT'),
+    managesievePort: optionalPort('MAILSTEAD_MANAGESIEVE_PORT'),
     submissionDailyLimit: Number(raw.MAILSTEAD_SUBMISSION_DAILY_LIMIT),
     hostname: host,
     mxHosts: [mx[0], mx[1]] as [string, string],

@@ -18,13 +18,14 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.logLevel);
   const app = await createApp({ config, logger });
-  const { httpPort, smtpPort, imapPort, imapStarttlsPort, submissionPort, submissionsPort } = await app.start();
+  const { httpPort, smtpPort, imapPort, imapStarttlsPort, submissionPort, submissionsPort, managesievePort } = await app.start();
   logger.info({ http_port: httpPort, host: config.httpHost }, 'http listening');
   logger.info({ smtp_port: smtpPort, host: config.smtpHost }, 'smtp listening');
   if (imapPort !== null) logger.info({ imap_port: imapPort, host: config.smtpHost }, 'imap listening');
   if (imapStarttlsPort !== null) logger.info({ imap_starttls_port: imapStarttlsPort, host: config.smtpHost }, 'imap starttls listening');
   if (submissionPort !== null) logger.info({ submission_port: submissionPort, host: config.smtpHost }, 'submission listening');
   if (submissionsPort !== null) logger.info({ submissions_port: submissionsPort, host: config.smtpHost }, 'submissions listening');
+  if (managesievePort !== null) logger.info({ managesieve_port: managesievePort, host: config.smtpHost }, 'managesieve listening');
 
   let stopping = false;
   const shutdown = (signal: string) => {

@@ -29,6 +29,7 @@ export default {
     'test/db/two-nodes-secret.test.ts', // the install secret is the database's: links and SRS addresses verify on every node
     'test/db/two-nodes-directory.test.ts', // the recipient cache sees directory changes made on any node
     'test/db/two-nodes-keys.test.ts', // kept API key rows see revocations and plan changes made anywhere
+    'test/db/two-nodes-vacation.test.ts', // vacation replies remembered in the database: once per sender whichever node stores the mail
     'test/ingest/backlog-limit.test.ts', // 451 4.3.1 / 503 past the backlog's limit in seconds (issue 47)
     'test/mailstore/pipeline.test.ts', // delivery steps place copies (folder, keywords, prepend), redirect and reply in the batch
     'test/db/query-plans.test.ts', // hot-path queries look rows up by index on a large store (issue 47)
@@ -203,5 +204,10 @@ export default {
     'test/spam/policy/dnsbl.test.ts',
     'test/spam/policy/dmarc.test.ts',
     'test/spam/policy/rspamd.test.ts', // Debian's rspamd, started by test/helpers/rspamd.ts
+    'test/web/sieve.test.ts',
+    // Sieve storage, ManageSieve, delivery filter and vacation (DECISIONS.md section 19).
+    'test/sieve-store/*.test.ts',
+    'test/managesieve/*.test.ts',
+    'test/vacation/*.test.ts',
   ],
 };

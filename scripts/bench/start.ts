@@ -35,7 +35,7 @@ const env = {
   // Port 0: the server logs the port it got, so the health check cannot reach another process's server.
   MAILSTEAD_HTTP_HOST: '127.0.0.1', MAILSTEAD_HTTP_PORT: '0',
   MAILSTEAD_SMTP_HOST: '127.0.0.1', MAILSTEAD_SMTP_PORT: '0',
-  MAILSTEAD_IMAP_PORT: '0', MAILSTEAD_IMAP_STARTTLS_PORT: '0', MAILSTEAD_SUBMISSION_PORT: '0', MAILSTEAD_SUBMISSIONS_PORT: '0',
+  MAILSTEAD_IMAP_PORT: '0', MAILSTEAD_IMAP_STARTTLS_PORT: '0', MAILSTEAD_SUBMISSION_PORT: '0', MAILSTEAD_SUBMISSIONS_PORT: '0', MAILSTEAD_MANAGESIEVE_PORT: '0',
   MAILSTEAD_HOSTNAME: 'mx.bench.example', MAILSTEAD_MX_HOSTS: 'mx1.bench.example,mx2.bench.example',
   // Nothing answers there: start-up need not wait for the host's resolver.
   MAILSTEAD_DNS_SERVERS: '127.0.0.1:1',

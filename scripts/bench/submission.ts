@@ -193,7 +193,7 @@ async function logins(port: number) {
 async function mailstead(sink: Sink, dns: string) {
   const dataDir = mkdtempSync(join(tmpdir(), 'mailstead-submission-bench-'));
   const env = {
-    ...process.env, ...startEnv(), ...benchEnv(dataDir), MAILSTEAD_DNS_SERVERS: dns, MAILSTEAD_SUBMISSION_PORT: '0', MAILSTEAD_SUBMISSIONS_PORT: '0',
+    ...process.env, ...startEnv(), ...benchEnv(dataDir), MAILSTEAD_DNS_SERVERS: dns, MAILSTEAD_SUBMISSION_PORT: '0', MAILSTEAD_SUBMISSIONS_PORT: '0', MAILSTEAD_MANAGESIEVE_PORT: '0',
     MAILSTEAD_SUBMISSION_DAILY_LIMIT: '999999999', MAILSTEAD_OUTBOUND_PORT: String(sink.port), MAILSTEAD_OUTBOUND_ALLOW_PRIVATE: 'true', MAILSTEAD_LOG_LEVEL: 'info',
   };
   const args = serverArgs(values.main);

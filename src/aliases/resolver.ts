@@ -83,8 +83,31 @@ export function createRecipientResolver(db: Db, backend: Backend = backendOf(db)
   return async (input: string) => {
     if (addressProblem(input) !== null) return invalidAddress(db, query, input);
     const address = normalizeAddress(input);
-    return resolveRecipient(await readRecipientSnapshot(db, address, query), address);
+    const snapshot = await readRecipientSnapshot(db, address, query);
+    const base = subaddressBase(address);
+    if (base === null || ownsAddress(snapshot, address)) return resolveRecipient(snapshot, address);
+    // Subaddressing (RFC 5233, DECISIONS.md section 19): local+detail is local's mail before the catch-all's.
+    const baseSnapshot = await readRecipientSnapshot(db, base, query);
+    return ownsAddress(baseSnapshot, base) ? resolveRecipient(baseSnapshot, base) : resolveRecipient(snapshot, address);
   };
+}
+
+/** `local@domain` of `local+detail@domain`, or null for an address without a detail. */
+export function subaddressBase(address: string): string | null {
+  const at = address.lastIndexOf('@');
+  const plus = address.indexOf('+');
+  if (plus <= 0 || plus > at) return null;
+  return address.slice(0, plus) + address.slice(at);
+}
+
+/** Whether the address itself is a mailbox or an active alias (not only the catch-all's). */
+function ownsAddress(snapshot: RecipientSnapshot, address: string): boolean {
+  const tenant = snapshot.domains.get(domainOf(address))?.tenantId;
+  if (tenant === undefined) return false;
+  const mailbox = snapshot.mailboxes.get(address);
+  if (mailbox && mailbox.tenantId === tenant) return true;
+  const alias = snapshot.aliases.get(address);
+  return !!alias && alias.active && alias.tenantId === tenant;
 }
 
 /** Most addresses a cached resolver remembers (emptied when it would grow past this). */

@@ -41,6 +41,7 @@ export async function storeInParts(b: StoreInput, deps: {
     forwarded: results.reduce((n, r) => n + r.forwarded, 0) + apart.failed.reduce((n, f) => n + f.note.forwarded, 0),
     mailboxIds: [...new Set(results.flatMap((r) => r.mailboxIds))],
     verdicts: { ham: results.reduce((n, r) => n + r.verdicts.ham, 0), junk: results.reduce((n, r) => n + r.verdicts.junk, 0) },
+    filterErrors: results.flatMap((r) => r.filterErrors ?? []),
   };
   // A parse failure's unit stored its note (the row stays queued unless final): only final ones are done.
   const notFinal = new Set(b.failed.filter((f) => !f.final).map((f) => f.id));

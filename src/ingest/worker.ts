@@ -2,7 +2,8 @@ import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import type { BlobStore } from './blobs.js';
-import type { Failure, ParsedRaw } from '../mailstore/commits.js';
+import type { Failure, ParsedRaw, StoreResult } from '../mailstore/commits.js';
+import { logFilterErrors } from '../sieve-store/filter.js';
 import type { Journal } from './journal.js';
 import { BATCH_ROWS, BUSY_PAUSE_RATIO, DEFAULT_DRAIN_MS_PER_ROW, inflowDelayMs, LOADED_BATCH_ROWS, pace } from './pace.js';
 import type { Envelope, Target } from './message.js';
@@ -165,10 +166,11 @@ export function createIngestWorker(deps: {
     let forwarded: number;
     let mailboxIds: number[];
     let verdicts: VerdictCounts;
+    let filterErrors: StoreResult['filterErrors'];
     let smtpDone = b.prepared.length + b.failed.filter((f) => f.final).length;
     let retry: Array<{ id: number; attempts: number }> = [];
     try {
-      ({ unlink, forwarded, mailboxIds, verdicts } = await deps.thread.store({ apiIds: b.apiIds, prepared: b.prepared, failed: b.failed }));
+      ({ unlink, forwarded, mailboxIds, verdicts, filterErrors } = await deps.thread.store({ apiIds: b.apiIds, prepared: b.prepared, failed: b.failed }));
       blame.stored();
     } catch (err) {
       if (stopped) { release(b.picked); throw err; }
@@ -176,7 +178,7 @@ export function createIngestWorker(deps: {
       try {
         const apart = await storeInParts(b, { thread: deps.thread, blame, stopping: () => stopped, log });
         if (!apart) throw err;
-        ({ unlink, forwarded, mailboxIds, verdicts } = apart.result);
+        ({ unlink, forwarded, mailboxIds, verdicts, filterErrors } = apart.result);
         ({ smtpDone, retry } = apart);
       } catch (e) {
         // Every message failed and none was counted (the database's fault, isolate.ts): they wait
@@ -186,6 +188,7 @@ export function createIngestWorker(deps: {
         throw e;
       }
     }
+    logFilterErrors(log, filterErrors);
     // Committed: announce at once (a listener's failure must not make the batch look unstored).
     try {
       if (mailboxIds.length > 0) deps.onStored?.(mailboxIds);

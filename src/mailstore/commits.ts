@@ -95,4 +95,6 @@ export interface StoreResult {
   mailboxIds: number[];
   /** Spam verdicts given to the stored copies, by result (/metrics). */
   verdicts: VerdictCounts;
+  /** Sieve scripts that failed (their copies kept in INBOX), for the log. */
+  filterErrors?: Array<{ mailboxId: number; inboundId: number; message: string }>;
 }

@@ -1,8 +1,9 @@
+import { sieveFilter } from '../sieve-store/filter.js';
 import type { FilterStep } from './steps.js';
 
 /**
- * The filter step of delivery (Sieve, DECISIONS.md section 19): pass-through for now, the
- * implicit keep of every classified placement, nothing redirected or answered. The Sieve
- * interpreter plugs in here, with exactly this signature.
+ * The filter step of delivery (Sieve and vacation, DECISIONS.md section 19): the mailbox's active
+ * script and its REST vacation reply decide each copy's final placement and the redirects and
+ * replies to queue (sieve-store/filter.ts). Recipients with neither keep the classified placement.
  */
-export const filter: FilterStep = async (_trx, _delivery, _recipients, classified) => ({ placements: classified, effects: { redirects: [], replies: [] } });
+export const filter: FilterStep = sieveFilter;

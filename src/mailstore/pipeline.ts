@@ -44,7 +44,7 @@ import { isSpamVerdict, recipientsOfSent, saveVerdicts, type VerdictCounts } fro
 import { spamStatusField } from '../spam/header.js';
 import { rememberCorrespondents } from '../spam/reputation.js';
 import type { SpamVerdict } from '../spam/verdict.js';
-import type { DecisionSteps, Delivery, Placement, Recipient, SideEffects } from './steps.js';
+import type { DecisionSteps, Delivery, Filtered, Placement, Recipient, SideEffects } from './steps.js';
 
 /** What the batch transaction uses; `steps` replaces the default classify and filter steps. */
 export interface PipelineDeps {
@@ -102,7 +102,7 @@ function recipientsOf(d: Delivery, owners: Map<number, number>): Recipient[] {
 }
 
 /** A delivered copy as its placement says. */
-function placedCopy(d: Delivery, recipient: Recipient, placement: Placement): PlannedCopy {
+function placedCopy(d: Delivery, recipient: Recipient, placement: Placement, extra = false): PlannedCopy {
   const prepend = placement.prepend ?? '';
   // A spam verdict's trace header is put in front of the bytes as they are read (emails/files.ts): counted here.
   // (less the outside X-Spam-* fields reading leaves out of SMTP mail held in memory).
@@ -114,7 +114,7 @@ function placedCopy(d: Delivery, recipient: Recipient, placement: Placement): Pl
       tenantId: recipient.tenantId, mailboxId: recipient.mailboxId, toEmail: recipient.address,
       inboundId: d.kind === 'smtp' && !own ? d.id : null,
       size: d.size + Buffer.byteLength(prepend) + traced, message: prepend ? withPrepended(d.message, prepend) : d.message,
-      folder: placement.folder, keywords: placement.keywords, ...(traced ? { prefixBytes: traced } : {}),
+      folder: placement.folder, keywords: placement.keywords, ...(traced ? { prefixBytes: traced } : {}), ...(extra ? { extra: true } : {}),
     },
     from: d, placed: { recipient, placement }, ...(own ? { own } : {}),
   };
@@ -203,11 +203,18 @@ export async function deliverBatch(trx: Db, deps: PipelineDeps, input: StoreInpu
   const owners = await store.mailboxOwners(trx, [...new Set(deliveries.flatMap((d) => d.targets.flatMap((t) => t.mailboxIds)))]);
   const planned: PlannedCopy[] = [];
   const effectsOf = new Map<Delivery, SideEffects>();
+  const filterErrors: NonNullable<Filtered['errors']> = [];
   for (const d of deliveries) {
     const recipients = recipientsOf(d, owners);
     const classified = recipients.length > 0 ? await steps.classify(trx, d, recipients, now) : [];
-    const { placements, effects } = recipients.length > 0 ? await steps.filter(trx, d, recipients, classified, now) : { placements: [], effects: { redirects: [], replies: [] } };
-    recipients.forEach((r, i) => { const p = placements[i]; if (p) planned.push(placedCopy(d, r, p)); });
+    const { placements, effects, errors } = recipients.length > 0 ? await steps.filter(trx, d, recipients, classified, now) : { placements: [], effects: { redirects: [], replies: [] }, errors: [] };
+    if (errors) filterErrors.push(...errors);
+    recipients.forEach((r, i) => {
+      const p = placements[i];
+      if (!p) return;
+      planned.push(placedCopy(d, r, p));
+      for (const more of p.also ?? []) planned.push(placedCopy(d, r, { ...p, ...more, also: undefined }, true));
+    });
     planned.push(...filedCopies(d, owners));
     effectsOf.set(d, effects);
   }
@@ -289,5 +296,8 @@ export async function deliverBatch(trx: Db, deps: PipelineDeps, input: StoreInpu
   });
   await store.finish(trx, done);
   queued += await noteFailures(trx, store, input.failed, now);
-  return { unlink, stored: created.length, forwarded: forwards.length + queued, mailboxIds: [...new Set(created.map((c) => c.mailboxId))], verdicts: counts };
+  return {
+    unlink, stored: created.length, forwarded: forwards.length + queued, mailboxIds: [...new Set(created.map((c) => c.mailboxId))], verdicts: counts,
+    ...(filterErrors.length > 0 ? { filterErrors } : {}),
+  };
 }

@@ -38,7 +38,7 @@ export interface Recipient {
 export interface Placement {
   /** Default 'INBOX'. */
   folder: string;
-  /** IMAP keywords and flags but \Seen and \Recent (e.g. `$Junk`), stored with the copy. */
+  /** IMAP keywords and flags but \Recent (e.g. `$Junk`), stored with the copy; `\Seen` stores it read. */
   keywords: string[];
   /**
    * Header lines put in front of the stored message (a trace header such as X-Spam-Status), each
@@ -47,6 +47,11 @@ export interface Placement {
   prepend?: string;
   /** The spam verdict kept with the copy (DECISIONS.md section 18); carried to the file step, not stored yet. */
   spam?: unknown;
+  /**
+   * Further copies of the message in the same mailbox (Sieve `fileinto :copy` beside `keep`): each
+   * stored like this one in its own folder, free to repeat the message_id as a filed copy is.
+   */
+  also?: Array<{ folder: string; keywords: string[] }>;
 }
 
 /** The placement of a copy nothing decided otherwise for: INBOX, no keywords. */
@@ -84,6 +89,8 @@ export type Classified = Placement[];
 export interface Filtered {
   placements: Array<Placement | null>;
   effects: SideEffects;
+  /** Scripts that failed on the message (its copy kept in INBOX), for the log. */
+  errors?: Array<{ mailboxId: number; inboundId: number; message: string }>;
 }
 
 /**

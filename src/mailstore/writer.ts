@@ -29,13 +29,15 @@ export interface Copy {
    * once the mailbox's default folders are made files into INBOX instead. Ignored when filed.
    */
   folder?: string;
-  /** A delivered copy's stored flags and keywords (not \Seen), e.g. `$Junk`. */
+  /** A delivered copy's stored flags and keywords, e.g. `$Junk`; `\Seen` among them stores it read. */
   keywords?: string[];
   /**
    * Bytes put in front of the message's own when it is read (the spam filter's trace header,
    * src/spam/header.ts): counted in `size` already, added here to IMAP's RFC822.SIZE of the bytes.
    */
   prefixBytes?: number;
+  /** A further delivered copy of the message in the same mailbox (Sieve fileinto :copy): may repeat its message_id. */
+  extra?: boolean;
 }
 
 /** A stored copy. */
@@ -160,11 +162,13 @@ export function createEmailWriter({ store, markers, clock }: { store: EmailStore
       });
       // Filed copies carry their folder and imported = 1 (a few per batch: one plain insert); delivered
       // ones placed outside INBOX or with keywords carry those; the rest (nearly all) the defaults.
-      const inInbox = (c: Copy) => c.filedIn === undefined && folderOf(c) === 'INBOX' && !c.keywords?.length;
+      const inInbox = (c: Copy) => c.filedIn === undefined && folderOf(c) === 'INBOX' && !c.keywords?.length && !c.extra;
       const delivered = rows.filter((_, i) => inInbox(copies[i]));
       const placed = rows.flatMap((r, i) => {
         const c = copies[i];
-        return c.filedIn !== undefined || inInbox(c) ? [] : [{ ...r, folder: folderOf(c), flags: (c.keywords ?? []).join(' ') }];
+        // \Seen is the read time, not a stored flag (a Sieve `addflag "\\Seen"`).
+        const seen = c.keywords?.includes('\\Seen') ?? false;
+        return c.filedIn !== undefined || inInbox(c) ? [] : [{ ...r, folder: folderOf(c), flags: (c.keywords ?? []).filter((k) => k !== '\\Seen').join(' '), read_at: seen ? now : null, imported: c.extra ? 1 : 0 }];
       });
       const filed = rows.flatMap((r, i) => {
         const folder = copies[i].filedIn;

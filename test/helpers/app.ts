@@ -28,6 +28,7 @@ export const TEST_ENV: Record<string, string> = {
   MAILSTEAD_IMAP_STARTTLS_PORT: '0',
   MAILSTEAD_SUBMISSION_PORT: '0',
   MAILSTEAD_SUBMISSIONS_PORT: '0',
+  MAILSTEAD_MANAGESIEVE_PORT: '0',
   MAILSTEAD_HOSTNAME: 'mx.mailstead.test',
   MAILSTEAD_MX_HOSTS: 'mx1.mailstead.test,mx2.mailstead.test',
   MAILSTEAD_LOG_LEVEL: 'silent',
@@ -63,7 +64,7 @@ export async function startTestApp(t: ExecutionContext, opts: { env?: Record<str
   }
   const config = loadConfig({ ...TEST_ENV, MAILSTEAD_DNS_SERVERS: await quietDns(), MAILSTEAD_DATA_DIR: dataDir, ...database, ...opts.env });
   const app: App = await createApp({ config, clock: opts.clock, logger: opts.logger ?? createLogger(config.logLevel), parserThreads: opts.parserThreads, outboundTesting: opts.outboundTesting, acme: opts.acme });
-  const { httpPort, smtpPort, imapPort, imapStarttlsPort, submissionPort, submissionsPort } = await app.start();
+  const { httpPort, smtpPort, imapPort, imapStarttlsPort, submissionPort, submissionsPort, managesievePort } = await app.start();
   let stopped = false;
   const stop = async () => {
     if (!stopped) { stopped = true; await app.stop(); }
@@ -85,7 +86,7 @@ export async function startTestApp(t: ExecutionContext, opts: { env?: Record<str
   }
 
   const client = {
-    app, base, httpPort, smtpPort, imapPort: imapPort ?? 0, imapStarttlsPort: imapStarttlsPort ?? 0, submissionPort: submissionPort ?? 0, submissionsPort: submissionsPort ?? 0, dataDir, config, stop,
+    app, base, httpPort, smtpPort, imapPort: imapPort ?? 0, imapStarttlsPort: imapStarttlsPort ?? 0, submissionPort: submissionPort ?? 0, submissionsPort: submissionsPort ?? 0, managesievePort: managesievePort ?? 0, dataDir, config, stop,
     request,
     get: (path: string, key?: string) => request('GET', path, { key }),
     post: (path: string, key: string | undefined, body?: unknown) => request('POST', path, { key, body }),

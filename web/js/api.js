@@ -13,11 +13,12 @@ export const session = {
 
 /** An error answer of the API: its HTTP status and the `reason` of the error contract. */
 export class ApiError extends Error {
-  /** @param {number} status @param {string} reason */
-  constructor(status, reason) {
+  /** @param {number} status @param {string} reason @param {any} [body] the whole error body (a Sieve script's line and column) */
+  constructor(status, reason, body = null) {
     super(reason);
     this.status = status;
     this.reason = reason;
+    this.body = body;
   }
 }
 
@@ -58,7 +59,7 @@ export async function api(method, path, o = {}) {
   try { json = JSON.parse(text); } catch { /* not JSON */ }
   if (!res.ok) {
     if (res.status === 401 && !o.key) for (const fn of onUnauthorized) fn();
-    throw new ApiError(res.status, (json && typeof json.reason === 'string') ? json.reason : `HTTP ${res.status}`);
+    throw new ApiError(res.status, (json && typeof json.reason === 'string') ? json.reason : `HTTP ${res.status}`, json);
   }
   return json;
 }

@@ -21,6 +21,8 @@ import * as m019 from './019_inbound_set_aside.js';
 import * as m023 from './023_login_attempts_pending.js';
 import * as m024 from './024_spam_model.js';
 import * as m025 from './025_spam_lists.js';
+import * as m026 from './026_sieve_scripts.js';
+import * as m027 from './027_vacation_replies.js';
 
 /**
  * Every migration, by name; names sort in the order they run. A capability adds its own numbered
@@ -49,4 +51,6 @@ export const migrations: Record<string, Migration> = {
   '023_login_attempts_pending': m023,
   '024_spam_model': m024,
   '025_spam_lists': m025,
+  '026_sieve_scripts': m026,
+  '027_vacation_replies': m027,
 };

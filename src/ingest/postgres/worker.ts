@@ -9,6 +9,7 @@ import { createEventRecorder, type QueuedHint } from '../../webhooks/events.js';
 import type { BlobStore } from '../blobs.js';
 import type { Failure, ParsedRaw } from '../../mailstore/commits.js';
 import { deliverBatch } from '../../mailstore/pipeline.js';
+import { logFilterErrors } from '../../sieve-store/filter.js';
 import { decodeMessage } from '../encoded-message.js';
 import type { Envelope, Target } from '../message.js';
 import { lockMailboxes } from './accept.js';
@@ -206,6 +207,7 @@ export function createPgIngestWorker(deps: {
     await new Promise((resolve) => setImmediate(resolve));
     if (hints.length > 0) deps.onHints(hints);
     if (r) {
+      logFilterErrors(log, r.filterErrors);
       try {
         if (r.mailboxIds.length > 0) deps.onStored?.(r.mailboxIds);
         deps.onVerdicts?.(r.verdicts);

@@ -5,6 +5,7 @@ import { download, get, post } from '../api.js';
 import { fill, h, field, table } from '../dom.js';
 import { domainPicker, explain, messages, pageTitle, runTask, shownOnce } from '../ui.js';
 import { importPanel } from './import.js';
+import { scriptPanel, vacationPanel } from './sieve.js';
 
 /** "imap_credentials" -> "IMAP", "submission_credentials" -> "Submission". @param {string} name */
 const settingName = (name) => {
@@ -114,6 +115,13 @@ export async function render(main) {
     await refresh();
   }
 
+  /** Shows a panel of one mailbox (import, vacation, filters; one at a time), above the list. @param {HTMLElement} panel */
+  function openPanel(panel) {
+    fill(importArea, panel);
+    /** @type {HTMLElement | null} */ (importArea.querySelector('h2'))?.setAttribute('tabindex', '-1');
+    /** @type {HTMLElement | null} */ (importArea.querySelector('h2'))?.focus();
+  }
+
   /** Shows the import forms of one mailbox (one at a time), above the list. @param {string} address */
   function openImport(address) {
     fill(importArea, importPanel(address, () => fill(importArea)));
@@ -130,6 +138,8 @@ export async function render(main) {
       addr, m.provisioning_status, m.mailbox_quota === '0MB' ? 'unlimited' : m.mailbox_quota, m.created_at, [settings(m), h('div', {}, appleProfile(addr, msg))],
       h('div', { class: 'actions' },
         h('button', { type: 'button', 'aria-label': `Import into ${addr}`, onclick: () => openImport(addr) }, 'Import'),
+        h('button', { type: 'button', 'aria-label': `Vacation of ${addr}`, onclick: () => openPanel(vacationPanel(addr, () => fill(importArea))) }, 'Vacation'),
+        h('button', { type: 'button', 'aria-label': `Filters of ${addr}`, onclick: () => openPanel(scriptPanel(addr, () => fill(importArea))) }, 'Filters'),
         h('button', { type: 'button', class: 'danger', 'aria-label': `Delete ${addr}`, onclick: () => remove(addr) }, 'Delete')),
     ])));
   }
