@@ -40,11 +40,10 @@ function startAfterEnd(start: string | null | undefined, end: string | null | un
 export function sieveRoutes({ registry, db, scripts, vacation, clock }: {
   registry: RouteRegistry; db: Db; scripts: SieveStore; vacation: VacationStore; clock: Clock;
 }) {
-  const tags = ['Sieve'] as const;
 
   registry.add<unknown, unknown, MailboxParams>({
     method: 'get', path: '/v1/mailboxes/{email}/sieve', summary: 'List the Sieve scripts of a mailbox',
-    permission: 'read', params: mailboxParams, errors: [404], tags,
+    permission: 'read', params: mailboxParams, errors: [404],
     async handler(ctx, { key, params }) {
       const box = await ownedMailbox(db, key, params.email);
       ctx.body = { status: 'success', data: await scripts.list(box.id) };
@@ -54,7 +53,7 @@ export function sieveRoutes({ registry, db, scripts, vacation, clock }: {
   // Before /sieve/{name}/..., so that "deactivate" is never taken for a script name.
   registry.add<unknown, unknown, MailboxParams>({
     method: 'post', path: '/v1/mailboxes/{email}/sieve/deactivate', summary: 'Deactivate the active Sieve script (mail is then kept into INBOX)',
-    permission: 'write', params: mailboxParams, errors: [404], tags,
+    permission: 'write', params: mailboxParams, errors: [404],
     async handler(ctx, { key, params }) {
       const box = await ownedMailbox(db, key, params.email);
       await scripts.activate(box.id, null);
@@ -64,7 +63,7 @@ export function sieveRoutes({ registry, db, scripts, vacation, clock }: {
 
   registry.add<PutScriptBody, unknown, ScriptParams>({
     method: 'put', path: '/v1/mailboxes/{email}/sieve/{name}', summary: 'Store a Sieve script (422 with line and column when it does not parse); active true also activates it',
-    permission: 'write', params: scriptParams, body: putScriptBody, errors: [404, 422], tags,
+    permission: 'write', params: scriptParams, body: putScriptBody, errors: [404, 422],
     async handler(ctx, { key, params, body }) {
       const box = await ownedMailbox(db, key, params.email);
       await answering(ctx, async () => {
@@ -77,7 +76,7 @@ export function sieveRoutes({ registry, db, scripts, vacation, clock }: {
 
   registry.add<unknown, unknown, ScriptParams>({
     method: 'get', path: '/v1/mailboxes/{email}/sieve/{name}', summary: 'One Sieve script with its text',
-    permission: 'read', params: scriptParams, errors: [404], tags,
+    permission: 'read', params: scriptParams, errors: [404],
     async handler(ctx, { key, params }) {
       const box = await ownedMailbox(db, key, params.email);
       const script = await scripts.get(box.id, params.name);
@@ -88,7 +87,7 @@ export function sieveRoutes({ registry, db, scripts, vacation, clock }: {
 
   registry.add<unknown, unknown, ScriptParams>({
     method: 'delete', path: '/v1/mailboxes/{email}/sieve/{name}', summary: 'Delete a Sieve script (the active one too: mail is then kept into INBOX)',
-    permission: 'write', params: scriptParams, errors: [404], tags,
+    permission: 'write', params: scriptParams, errors: [404],
     async handler(ctx, { key, params }) {
       const box = await ownedMailbox(db, key, params.email);
       await answering(ctx, async () => {
@@ -100,7 +99,7 @@ export function sieveRoutes({ registry, db, scripts, vacation, clock }: {
 
   registry.add<unknown, unknown, ScriptParams>({
     method: 'post', path: '/v1/mailboxes/{email}/sieve/{name}/activate', summary: 'Make a Sieve script the active one',
-    permission: 'write', params: scriptParams, errors: [404], tags,
+    permission: 'write', params: scriptParams, errors: [404],
     async handler(ctx, { key, params }) {
       const box = await ownedMailbox(db, key, params.email);
       await answering(ctx, async () => {
@@ -112,7 +111,7 @@ export function sieveRoutes({ registry, db, scripts, vacation, clock }: {
 
   registry.add<VacationBody, unknown, MailboxParams>({
     method: 'put', path: '/v1/mailboxes/{email}/vacation', summary: 'Set the vacation reply (applies to mail the active script keeps into INBOX)',
-    permission: 'write', params: mailboxParams, body: vacationBody, errors: [404, 422], tags,
+    permission: 'write', params: mailboxParams, body: vacationBody, errors: [404, 422],
     async handler(ctx, { key, params, body }) {
       const box = await ownedMailbox(db, key, params.email);
       if (startAfterEnd(body.start, body.end)) throw unprocessable('start must not be after end');
@@ -124,7 +123,7 @@ export function sieveRoutes({ registry, db, scripts, vacation, clock }: {
 
   registry.add<unknown, unknown, MailboxParams>({
     method: 'get', path: '/v1/mailboxes/{email}/vacation', summary: 'The vacation reply of a mailbox',
-    permission: 'read', params: mailboxParams, errors: [404], tags,
+    permission: 'read', params: mailboxParams, errors: [404],
     async handler(ctx, { key, params }) {
       const box = await ownedMailbox(db, key, params.email);
       const settings = await vacation.settings(box.id);
