@@ -43,6 +43,8 @@ function largeNames(text: string): Set<string> {
   return names;
 }
 /** A search on nothing more selective than a mailbox, a tenant or a mailbox's folder. */
+/** Tables with a small fixed cap of rows per mailbox. */
+const BOUNDED_PER_MAILBOX = ['sieve_scripts'];
 const SQLITE_WALK = /^SEARCH \w+ USING (COVERING )?INDEX \w+ \((mailbox_id=\?|tenant_id=\?|mailbox_id=\? AND folder=\?)\)$/;
 const PG_WALK = /(Index Cond|Recheck Cond): \((\(?(\w+\.)?(mailbox_id|tenant_id) = [^()]+\)?( AND \((\w+\.)?folder = [^()]+\))?)\)$/;
 
@@ -50,8 +52,12 @@ const PG_WALK = /(Index Cond|Recheck Cond): \((\(?(\w+\.)?(mailbox_id|tenant_id)
 function faults(s: Seeded, text: string, plan: string[], walks: boolean): string[] {
   const out: string[] = [];
   const large = largeNames(text);
+  let table = '';
   for (const raw of plan) {
     const line = raw.trim().replace(/^->\s*/, '');
+    table = /^(?:SEARCH|SCAN) (\w+)/.exec(line)?.[1] ?? / on (\w+)/.exec(line)?.[1] ?? table;
+    // A mailbox's Sieve scripts are at most 10 (DECISIONS.md section 19): reading them all is no walk.
+    if (BOUNDED_PER_MAILBOX.includes(table)) continue;
     if (s.dialect === 'sqlite') {
       const scan = /^SCAN (\w+)/.exec(line);
       if (scan && large.has(scan[1]) && !/VIRTUAL TABLE/.test(line)) out.push(`scans: ${line}`);
