@@ -1,5 +1,5 @@
 import { createReadStream } from 'node:fs';
-import { stat } from 'node:fs/promises';
+import { open, stat } from 'node:fs/promises';
 import type { Readable } from 'node:stream';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
@@ -69,9 +69,17 @@ export function createEmailFiles({ db, store, blobs, signer, clock, publicUrl }:
           const size = await stat(file).then((s) => s.size, () => null);
           if (size === null) throw notFound('Raw message file is missing from the data directory');
           if (!spam) return { body: createReadStream(file), size };
-          // A message too large to hold: the trace header goes in front as it streams (outside X-Spam-* fields stay).
-          const field = spamStatusField(spam);
-          return { body: ReadableStream.from((async function* () { yield field; yield* createReadStream(file); })()), size: size + field.length };
+          // A message too large to hold: its header block is rewritten (our trace field after
+          // Return-Path and Received, outside X-Spam-* fields cut) and the rest streams as it is.
+          const head = await readHead(file);
+          const headerEnd = head.indexOf('\r\n\r\n');
+          if (headerEnd < 0) {
+            const field = spamStatusField(spam);
+            return { body: ReadableStream.from((async function* () { yield field; yield* createReadStream(file); })()), size: size + field.length };
+          }
+          const front = rewriteRaw(head.subarray(0, headerEnd + 4), spam);
+          const rest = createReadStream(file, { start: headerEnd + 4 });
+          return { body: ReadableStream.from((async function* () { yield front; yield* rest; })()), size: size - (headerEnd + 4) + front.length };
         }
       }
       // API and APPENDed mail: the bytes kept at first rendering (or given by APPEND), so they never
@@ -123,3 +131,18 @@ export function createEmailFiles({ db, store, blobs, signer, clock, publicUrl }:
   return files;
 }
 export type EmailFiles = ReturnType<typeof createEmailFiles>;
+
+/** Bytes a header block is looked for in, at the start of a raw file (MAX_HEAD_BYTES of the parser). */
+const HEAD_READ_BYTES = 1024 * 1024;
+
+/** The first bytes of a raw file, where its header block is. */
+async function readHead(file: string): Promise<Buffer> {
+  const fh = await open(file, 'r');
+  try {
+    const buf = Buffer.alloc(HEAD_READ_BYTES);
+    const { bytesRead } = await fh.read(buf, 0, buf.length, 0);
+    return buf.subarray(0, bytesRead);
+  } finally {
+    await fh.close();
+  }
+}
