@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connection.js';
-import { dialectOf } from '../db/dialect.js';
+import { backendOf } from '../db/backend.js';
 import { listOf } from '../db/json-list.js';
 import { DEFAULT_FOLDERS } from '../db/migrations/010_folders.js';
 
@@ -23,7 +23,7 @@ export const folderStore = {
   /** Makes the default folders of mailboxes that lack them (new mailboxes, or mail racing a creation). */
   async ensureDefaults(db: Db, mailboxIds: number[], now: number): Promise<void> {
     if (mailboxIds.length === 0) return;
-    if (dialectOf(db) === 'postgres') {
+    if (backendOf(db).kind === 'postgres') {
       await sql`INSERT INTO folders (mailbox_id, name, special_use, created_at)
         SELECT m.id, f.name, f.special_use, ${now}::bigint FROM unnest(${mailboxIds}::bigint[]) AS m(id),
           unnest(${DEFAULT_FOLDERS.map((f) => f[0])}::text[], ${DEFAULT_FOLDERS.map((f) => f[1])}::text[]) AS f(name, special_use)
@@ -39,7 +39,7 @@ export const folderStore = {
   /** Makes the default folders of just-created mailboxes, by address. */
   async ensureDefaultsByAddress(db: Db, addresses: string[], now: number): Promise<void> {
     if (addresses.length === 0) return;
-    if (dialectOf(db) === 'postgres') {
+    if (backendOf(db).kind === 'postgres') {
       await sql`INSERT INTO folders (mailbox_id, name, special_use, created_at)
         SELECT m.id, f.name, f.special_use, ${now}::bigint FROM mailboxes AS m,
           unnest(${DEFAULT_FOLDERS.map((f) => f[0])}::text[], ${DEFAULT_FOLDERS.map((f) => f[1])}::text[]) AS f(name, special_use)
@@ -59,7 +59,7 @@ export const folderStore = {
    * answers the first UID of each; mailboxes without the folder are missing from the answer.
    */
   async reserveUids(db: Db, folder: string, counts: Map<number, number>): Promise<Map<number, number>> {
-    if (dialectOf(db) === 'postgres') {
+    if (backendOf(db).kind === 'postgres') {
       const r = await sql<{ mailbox_id: number; uidnext: number }>`UPDATE folders SET uidnext = folders.uidnext + j.n
         FROM unnest(${[...counts.keys()]}::bigint[], ${[...counts.values()]}::bigint[]) AS j(mailbox_id, n)
         WHERE folders.mailbox_id = j.mailbox_id AND folders.name = ${folder}

@@ -1,7 +1,8 @@
 import { sql } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
-import { dialectOf, type Dialect } from '../db/dialect.js';
+import { backendOf } from '../db/backend.js';
+import type { Dialect } from '../db/dialect.js';
 
 /** Counter values per millisecond in an update marker. */
 export const MARKER_SCALE = 1000;
@@ -32,7 +33,7 @@ export function createMarkers(clock: Clock, loadMax: (db: Db) => Promise<number>
   let loading: Promise<void> | null = null;
   // One server's markers serve one database: its dialect is read once (on SQLite, ready() stays a flag check).
   let dialect: Dialect | null = null;
-  const onPostgres = (db: Db) => (dialect ??= dialectOf(db)) === 'postgres';
+  const onPostgres = (db: Db) => (dialect ??= backendOf(db).kind) === 'postgres';
 
   /** Raises the cell to at least `value`. */
   function raise(value: bigint): bigint {

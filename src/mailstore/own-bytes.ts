@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connection.js';
-import { dialectOf } from '../db/dialect.js';
+import { backendOf } from '../db/backend.js';
 import type { StoredMessage } from '../ingest/message.js';
 import type { FiledCopy } from '../ingest/types.js';
 
@@ -28,7 +28,7 @@ export async function writeOwnBytes(
     await trx.insertInto('email_raw').values({ email_id: emailId, raw: Buffer.concat([prefix, raw.subarray(own.skip)]) }).execute();
     return;
   }
-  const postgres = dialectOf(trx) === 'postgres';
+  const postgres = backendOf(trx).kind === 'postgres';
   let bytes = postgres ? sql`substring(raw from ${own.skip + 1})` : sql`substr(raw, ${own.skip + 1})`;
   // SQLite's || yields text; the cast gives back the same bytes as a blob.
   if (prefix.length > 0) bytes = postgres ? sql`${prefix}::bytea || ${bytes}` : sql`CAST(${prefix} || ${bytes} AS BLOB)`;

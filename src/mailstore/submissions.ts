@@ -1,6 +1,6 @@
 import { sql, type Insertable } from 'kysely';
 import type { Db } from '../db/connection.js';
-import { dialectOf } from '../db/dialect.js';
+import { dml } from '../db/backend.js';
 import { createOutboundStore, type OutboundStore } from '../outbound/store.js';
 import type { OutboundTable } from '../outbound/tables.js';
 import { submissionStore } from '../submission/store.js';
@@ -61,7 +61,7 @@ export interface ExternalOfRecord {
  * the number of items.
  */
 export async function queueExternalOfRecord(trx: Db, x: ExternalOfRecord, now: number): Promise<number> {
-  const tail = dialectOf(trx) === 'postgres' ? sql`substring(raw from ${x.skip + 1})` : sql`substr(raw, ${x.skip + 1})`;
+  const tail = dml(trx).tail(sql.ref('raw'), x.skip + 1);
   const row = await sql<{ id: number }>`INSERT INTO outbound_messages (raw, created_at) SELECT ${tail}, ${now} FROM inbound WHERE id = ${x.inboundId} AND raw IS NOT NULL RETURNING id`
     .execute(trx);
   const ref = row.rows[0]?.id;

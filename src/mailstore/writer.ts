@@ -1,7 +1,7 @@
 import { sql, type Insertable } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
-import { dialectOf } from '../db/dialect.js';
+import { backendOf } from '../db/backend.js';
 import type { StoredMessage } from '../ingest/message.js';
 import { folderStore } from './folder-store.js';
 import type { Markers } from './markers.js';
@@ -131,7 +131,7 @@ export function createEmailWriter({ store, markers, clock }: { store: EmailStore
   return {
     async storeCopies(trx: Db, given: Copy[]): Promise<Created[]> {
       if (given.length === 0) return [];
-      postgres ??= dialectOf(trx) === 'postgres';
+      postgres ??= backendOf(trx).kind === 'postgres';
       await markers.ready(trx);
       const tenants = [...new Set(given.map((c) => c.tenantId))];
       const state = await store.searchState(trx, tenants);

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { dialectOf } from '../db/dialect.js';
+import { backendOf } from '../db/backend.js';
 import type { ClassifyStep, Delivery, Placement } from '../mailstore/steps.js';
 import { classifyBuiltin, verdictOf, type Candidate, type SenderRules } from './classify.js';
 import { senderRules } from './reputation.js';
@@ -85,7 +85,7 @@ export function isSpamVerdict(x: unknown): x is SpamVerdict {
 export async function saveVerdicts(trx: Kysely<any>, rows: Array<{ id: number; verdict: SpamVerdict }>): Promise<void> {
   for (let i = 0; i < rows.length; i += 500) {
     const part = rows.slice(i, i + 500);
-    if (dialectOf(trx) === 'postgres') {
+    if (backendOf(trx).kind === 'postgres') {
       await sql`INSERT INTO email_spam (email_id, verdict) SELECT * FROM unnest(${part.map((r) => r.id)}::bigint[], ${part.map((r) => JSON.stringify(r.verdict))}::text[])`.execute(trx);
     } else {
       await sql`INSERT INTO email_spam (email_id, verdict) SELECT j.value ->> 0, j.value ->> 1 FROM json_each(${JSON.stringify(part.map((r) => [r.id, JSON.stringify(r.verdict)]))}) AS j`.execute(trx);

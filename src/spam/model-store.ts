@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { dialectOf } from '../db/dialect.js';
+import { backendOf } from '../db/backend.js';
 import type { Counts } from './chi2.js';
 
 /** The tenant-wide model's mailbox id (mailbox models use the mailbox's own). */
@@ -8,7 +8,7 @@ export const TENANT_MODEL = 0;
 /** Rows per multi-row upsert (5 parameters each, under SQLite's and PostgreSQL's limits). */
 const CHUNK = 1000;
 
-const pg = (db: Kysely<any>) => dialectOf(db) === 'postgres';
+const pg = (db: Kysely<any>) => backendOf(db).kind === 'postgres';
 
 /** A list of integers as one parameter: SQLite unpacks JSON, PostgreSQL an array. */
 const intList = (db: Kysely<any>, values: readonly number[]) =>

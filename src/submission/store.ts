@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connection.js';
-import { dialectOf } from '../db/dialect.js';
+import { dml } from '../db/backend.js';
 
 /** The window of the daily limit: a rolling 24 hours. */
 export const DAY_MS = 24 * 3_600_000;
@@ -13,9 +13,7 @@ export interface SenderMailbox {
 }
 
 /** Whether an alias's goto (a JSON array in a text column on both dialects) lists `address`. */
-const gotoIncludes = (db: Db, address: string) => dialectOf(db) === 'sqlite'
-  ? sql<boolean>`EXISTS (SELECT 1 FROM json_each(aliases.goto) AS g WHERE g.value = ${address})`
-  : sql<boolean>`EXISTS (SELECT 1 FROM jsonb_array_elements_text(aliases.goto::jsonb) AS g(value) WHERE g.value = ${address})`;
+const gotoIncludes = (db: Db, address: string) => dml(db).jsonArrayIncludes(sql.ref('aliases.goto'), address);
 
 /** Every query of submission, and nothing else. */
 export const submissionStore = {
