@@ -4,15 +4,6 @@ import { backendOf, type BackendKind } from './backend.js';
 /** The two databases a store may run on (DECISIONS.md section 17). */
 export type Dialect = BackendKind;
 
-/**
- * The kind of a handle's backend.
- * @deprecated Use `backendOf(db)` (db/backend.ts): choose a capability's implementation once at
- * wiring with `backend.choose`, and write small differences with `dml(db)`.
- */
-export function dialectOf(db: Kysely<any>): Dialect {
-  return backendOf(db).kind;
-}
-
 /** A raw SQL fragment for a `sql` template (never a bound parameter). */
 type Fragment = RawBuilder<unknown>;
 

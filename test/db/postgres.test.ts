@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { sql } from 'kysely';
 import type { Db } from '../../src/db/connection.js';
-import { dialectOf } from '../../src/db/dialect.js';
+import { backendOf } from '../../src/db/backend.js';
 import { migrations } from '../../src/db/migrations/index.js';
 import { openPostgresDatabase } from '../../src/db/postgres.js';
 import { runAlone } from '../../src/db/pg-session.js';
@@ -24,7 +24,7 @@ test('the numbered migrations run to the latest on a fresh PostgreSQL database, 
   const url = await freshPostgresDatabase(t);
   const first = await openPostgresDatabase(url);
   t.is(first.dialect, 'postgres');
-  t.is(dialectOf(first.db), 'postgres');
+  t.is(backendOf(first.db).kind, 'postgres');
   t.deepEqual(await appliedMigrations(first.db), Object.keys(migrations).sort());
   const before = await tables(first.db);
   for (const table of ['tenants', 'tasks', 'emails', 'emails_fts', 'webhook_deliveries', 'outbound', 'folders']) t.true(before.includes(table), table);

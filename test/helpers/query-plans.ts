@@ -6,7 +6,7 @@ import { openDatabase } from '../../src/db/connection.js';
 import { openPostgresDatabase, pgPoolOf } from '../../src/db/postgres.js';
 import type { Database } from '../../src/db/schema.js';
 import type { Reader } from '../../src/db/read-connection.js';
-import { dialectOf } from '../../src/db/dialect.js';
+import { backendOf } from '../../src/db/backend.js';
 import { folderStore } from '../../src/mailstore/folder-store.js';
 import { tempDir } from './app.js';
 import { freshPostgresDatabase, onPostgres } from './pg.js';
@@ -213,7 +213,7 @@ async function seed(db: Db): Promise<void> {
     FROM n`.execute(db);
   await sql`WITH RECURSIVE n(i) AS (SELECT CAST(1 AS BIGINT) UNION ALL SELECT i + 1 FROM n WHERE i < 5000)
     INSERT INTO submission_sends (mailbox_id, recipients, at) SELECT 1 + (i % 5), 1, ${sql.lit(T0)} + i * 1000 FROM n`.execute(db);
-  if (dialectOf(db) === 'postgres') {
+  if (backendOf(db).kind === 'postgres') {
     // Rows were given their ids: the identities continue after them.
     for (const table of ['tenants', 'domains', 'mailboxes', 'emails', 'inbound', 'outbound', 'attachments']) {
       await sql`SELECT setval(pg_get_serial_sequence(${table}, 'id'), (SELECT max(id) FROM ${sql.table(table)}))`.execute(db);
@@ -221,5 +221,5 @@ async function seed(db: Db): Promise<void> {
   }
   // PostgreSQL's autovacuum analyses a running database; the server never runs ANALYZE on SQLite,
   // so its plans there are chosen without statistics (the test reads them both ways).
-  if (dialectOf(db) === 'postgres') await sql`ANALYZE`.execute(db);
+  if (backendOf(db).kind === 'postgres') await sql`ANALYZE`.execute(db);
 }
