@@ -4,10 +4,16 @@
  * durably, acknowledges, and stores per-mailbox copies in the worker.
  */
 import type { BlobContent } from './blobs.js';
-import type { EncodedMessage } from './encoded-message.js';
 import type { ImapSummary } from '../message/summary.js';
 import type { QueueJob } from '../mailstore/submissions.js';
 import type { PreAcceptance } from '../spam/verdict.js';
+
+/**
+ * A parsed message as it crosses from the parser to the storage thread: V8's serialization
+ * (encoded-message.ts encodes and decodes it). Declared here, with the contracts that carry it,
+ * so the contracts need not import the codec.
+ */
+export type EncodedMessage = Uint8Array;
 
 /** One attachment of a normalised message, decoded. */
 export interface InboundAttachment {
