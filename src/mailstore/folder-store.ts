@@ -1,8 +1,8 @@
 import { sql } from 'kysely';
 import type { Db } from '../db/connection.js';
-import { backendOf } from '../db/backend.js';
 import { listOf } from '../db/json-list.js';
 import { DEFAULT_FOLDERS } from '../db/migrations/010_folders.js';
+import { storageSql } from './storage-sql.js';
 
 export { DEFAULT_FOLDERS };
 
@@ -22,56 +22,19 @@ const FOLDER_COLUMNS = ['id', 'mailbox_id', 'name', 'special_use', 'subscribed',
 export const folderStore = {
   /** Makes the default folders of mailboxes that lack them (new mailboxes, or mail racing a creation). */
   async ensureDefaults(db: Db, mailboxIds: number[], now: number): Promise<void> {
-    if (mailboxIds.length === 0) return;
-    if (backendOf(db).kind === 'postgres') {
-      await sql`INSERT INTO folders (mailbox_id, name, special_use, created_at)
-        SELECT m.id, f.name, f.special_use, ${now}::bigint FROM unnest(${mailboxIds}::bigint[]) AS m(id),
-          unnest(${DEFAULT_FOLDERS.map((f) => f[0])}::text[], ${DEFAULT_FOLDERS.map((f) => f[1])}::text[]) AS f(name, special_use)
-        ON CONFLICT (mailbox_id, name) DO NOTHING`.execute(db);
-      return;
-    }
-    const values = JSON.stringify(mailboxIds.flatMap((m) => DEFAULT_FOLDERS.map(([name, use]) => [m, name, use])));
-    await sql`INSERT INTO folders (mailbox_id, name, special_use, created_at)
-      SELECT j.value ->> 0, j.value ->> 1, j.value ->> 2, ${now} FROM json_each(${values}) AS j WHERE true
-      ON CONFLICT (mailbox_id, name) DO NOTHING`.execute(db);
+    if (mailboxIds.length > 0) await storageSql(db).ensureDefaults(db, mailboxIds, now);
   },
 
   /** Makes the default folders of just-created mailboxes, by address. */
   async ensureDefaultsByAddress(db: Db, addresses: string[], now: number): Promise<void> {
-    if (addresses.length === 0) return;
-    if (backendOf(db).kind === 'postgres') {
-      await sql`INSERT INTO folders (mailbox_id, name, special_use, created_at)
-        SELECT m.id, f.name, f.special_use, ${now}::bigint FROM mailboxes AS m,
-          unnest(${DEFAULT_FOLDERS.map((f) => f[0])}::text[], ${DEFAULT_FOLDERS.map((f) => f[1])}::text[]) AS f(name, special_use)
-        WHERE m.address = ANY(${addresses}::text[])
-        ON CONFLICT (mailbox_id, name) DO NOTHING`.execute(db);
-      return;
-    }
-    const folders = JSON.stringify(DEFAULT_FOLDERS);
-    await sql`INSERT INTO folders (mailbox_id, name, special_use, created_at)
-      SELECT m.id, f.value ->> 0, f.value ->> 1, ${now} FROM mailboxes AS m, json_each(${folders}) AS f
-      WHERE m.address IN (SELECT value FROM json_each(${JSON.stringify(addresses)}))
-      ON CONFLICT (mailbox_id, name) DO NOTHING`.execute(db);
+    if (addresses.length > 0) await storageSql(db).ensureDefaultsByAddress(db, addresses, now);
   },
 
   /**
    * Reserves `count` UIDs in the named folder of each mailbox (one statement for all of them) and
    * answers the first UID of each; mailboxes without the folder are missing from the answer.
    */
-  async reserveUids(db: Db, folder: string, counts: Map<number, number>): Promise<Map<number, number>> {
-    if (backendOf(db).kind === 'postgres') {
-      const r = await sql<{ mailbox_id: number; uidnext: number }>`UPDATE folders SET uidnext = folders.uidnext + j.n
-        FROM unnest(${[...counts.keys()]}::bigint[], ${[...counts.values()]}::bigint[]) AS j(mailbox_id, n)
-        WHERE folders.mailbox_id = j.mailbox_id AND folders.name = ${folder}
-        RETURNING folders.mailbox_id, folders.uidnext`.execute(db);
-      return new Map(r.rows.map((x) => [Number(x.mailbox_id), Number(x.uidnext) - counts.get(Number(x.mailbox_id))!]));
-    }
-    const pairs = JSON.stringify([...counts]);
-    const r = await sql<{ mailbox_id: number; uidnext: number }>`UPDATE folders SET uidnext = folders.uidnext + (j.value ->> 1)
-      FROM json_each(${pairs}) AS j WHERE folders.mailbox_id = (j.value ->> 0) AND folders.name = ${folder}
-      RETURNING mailbox_id, uidnext`.execute(db);
-    return new Map(r.rows.map((x) => [Number(x.mailbox_id), Number(x.uidnext) - counts.get(Number(x.mailbox_id))!]));
-  },
+  reserveUids: (db: Db, folder: string, counts: Map<number, number>): Promise<Map<number, number>> => storageSql(db).reserveUids(db, folder, counts),
 
   /** The folders of a mailbox, INBOX first, then by name. */
   list: (db: Db, mailboxId: number) =>

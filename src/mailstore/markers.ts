@@ -1,8 +1,7 @@
-import { sql } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
-import { backendOf } from '../db/backend.js';
-import type { Dialect } from '../db/dialect.js';
+import type { MarkerRow } from './ports.js';
+import { storageSql } from './storage-sql.js';
 
 /** Counter values per millisecond in an update marker. */
 export const MARKER_SCALE = 1000;
@@ -31,9 +30,9 @@ export function createMarkers(clock: Clock, loadMax: (db: Db) => Promise<number>
   const cell = opts.cell ?? newMarkerCell();
   let loaded = opts.loaded ?? false;
   let loading: Promise<void> | null = null;
-  // One server's markers serve one database: its dialect is read once (on SQLite, ready() stays a flag check).
-  let dialect: Dialect | null = null;
-  const onPostgres = (db: Db) => (dialect ??= backendOf(db).kind) === 'postgres';
+  // One server's markers serve one database: whether it shares a marker row is read once (on SQLite, ready() stays a flag check).
+  let row: MarkerRow | null | undefined;
+  const sharedRow = (db: Db): MarkerRow | null => (row === undefined ? (row = storageSql(db).markerRow) : row);
 
   /** Raises the cell to at least `value`. */
   function raise(value: bigint): bigint {
@@ -44,10 +43,9 @@ export function createMarkers(clock: Clock, loadMax: (db: Db) => Promise<number>
     }
   }
 
-  /** PostgreSQL: locks the marker row until the transaction ends and raises the cell to its value. */
-  async function lockPostgres(trx: Db): Promise<void> {
-    const r = await sql<{ value: number }>`SELECT value FROM email_marker WHERE id = 1 FOR UPDATE`.execute(trx);
-    raise(BigInt(r.rows[0]?.value ?? 0));
+  /** Several nodes: locks the shared marker row until the transaction ends and raises the cell to its value. */
+  async function lockShared(trx: Db, shared: MarkerRow): Promise<void> {
+    raise(BigInt(await shared.lock(trx)));
     loaded = true;
   }
 
@@ -59,18 +57,19 @@ export function createMarkers(clock: Clock, loadMax: (db: Db) => Promise<number>
      * transaction in hand if there is one.
      */
     ready(db: Db): Promise<void> {
-      if (onPostgres(db)) return lockPostgres(db);
+      const shared = sharedRow(db);
+      if (shared) return lockShared(db, shared);
       if (loaded) return Promise.resolve();
       loading ??= loadMax(db).then((max) => { raise(BigInt(max)); loaded = true; });
       return loading;
     },
     /**
-     * Before a writing transaction that called `ready` commits: on PostgreSQL writes the newest
-     * marker back to the row `ready` locked; on SQLite nothing (the cell is the truth there).
+     * Before a writing transaction that called `ready` commits: with a shared marker row (PostgreSQL)
+     * writes the newest marker back to the row `ready` locked; on SQLite nothing (the cell is the truth there).
      */
     async flush(db: Db): Promise<void> {
-      if (!onPostgres(db)) return;
-      await sql`UPDATE email_marker SET value = greatest(value, ${Number(Atomics.load(cell, 0))}::bigint) WHERE id = 1`.execute(db);
+      const shared = sharedRow(db);
+      if (shared) await shared.raise(db, Number(Atomics.load(cell, 0)));
     },
     /** Runs `fn` between `ready(trx)` and `flush(trx)` (`trx` must be a transaction on PostgreSQL). */
     async within<T>(trx: Db, fn: () => Promise<T>): Promise<T> {

@@ -1,8 +1,7 @@
-import { sql } from 'kysely';
 import type { Db } from '../db/connection.js';
-import { backendOf } from '../db/backend.js';
 import type { StoredMessage } from '../ingest/message.js';
 import type { FiledCopy } from '../ingest/types.js';
+import { storageSql } from './storage-sql.js';
 
 /**
  * Bytes a stored copy keeps of its own (email_raw) instead of sharing its queued message's: the
@@ -28,11 +27,7 @@ export async function writeOwnBytes(
     await trx.insertInto('email_raw').values({ email_id: emailId, raw: Buffer.concat([prefix, raw.subarray(own.skip)]) }).execute();
     return;
   }
-  const postgres = backendOf(trx).kind === 'postgres';
-  let bytes = postgres ? sql`substring(raw from ${own.skip + 1})` : sql`substr(raw, ${own.skip + 1})`;
-  // SQLite's || yields text; the cast gives back the same bytes as a blob.
-  if (prefix.length > 0) bytes = postgres ? sql`${prefix}::bytea || ${bytes}` : sql`CAST(${prefix} || ${bytes} AS BLOB)`;
-  await sql`INSERT INTO email_raw (email_id, raw) SELECT ${emailId}, ${bytes} FROM inbound WHERE id = ${inbound.id}`.execute(trx);
+  await storageSql(trx).copyInboundBytes(trx, emailId, inbound.id, own.skip, prefix);
 }
 
 /** The message as its filed copy keeps it: without the header fields of the delivered form's front, and IMAP's size of the shorter bytes. */

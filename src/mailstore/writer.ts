@@ -1,7 +1,6 @@
 import { sql, type Insertable } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
-import { backendOf } from '../db/backend.js';
 import type { StoredMessage } from '../ingest/message.js';
 import { folderStore } from './folder-store.js';
 import type { Markers } from './markers.js';
@@ -51,23 +50,6 @@ export interface Created {
 
 const CHUNK = 200;
 
-/**
- * folderStore.reserveUids on PostgreSQL: one UPDATE for every mailbox of a folder, the counts as
- * array parameters. Writers of emails hold the update-marker row lock (markers.ts) meanwhile.
- */
-async function reserveUidsPostgres(trx: Db, folder: string, counts: Map<number, number>): Promise<Map<number, number>> {
-  const r = await sql<{ mailbox_id: number; uidnext: number }>`UPDATE folders SET uidnext = folders.uidnext + c.n
-    FROM unnest(${[...counts.keys()]}::bigint[], ${[...counts.values()]}::bigint[]) AS c(mailbox_id, n)
-    WHERE folders.mailbox_id = c.mailbox_id AND folders.name = ${folder}
-    RETURNING folders.mailbox_id, folders.uidnext`.execute(trx);
-  return new Map(r.rows.map((x) => [Number(x.mailbox_id), Number(x.uidnext) - counts.get(Number(x.mailbox_id))!]));
-}
-
-/**
- * A UID in its folder (INBOX unless filed elsewhere) for each copy, reserved in one statement per
- * folder; a mailbox whose folders are not made yet gets them first. A copy skipped as a duplicate
- * leaves a gap, which IMAP allows (UIDs only have to rise).
- */
 /** The folder a copy goes to. */
 const folderOf = (c: Copy) => c.filedIn ?? c.folder ?? 'INBOX';
 
@@ -88,8 +70,13 @@ async function existingFolders(trx: Db, copies: Copy[], now: number): Promise<Co
   return copies.map((c) => (placed.includes(c) && !have.has(`${c.folder}\u0000${c.mailboxId}`) ? { ...c, folder: 'INBOX' } : c));
 }
 
-async function folderUids(trx: Db, copies: Copy[], now: number, postgres: boolean): Promise<number[]> {
-  const reserveUids = postgres ? reserveUidsPostgres : folderStore.reserveUids;
+/**
+ * A UID in its folder (INBOX unless filed elsewhere) for each copy, reserved in one statement per
+ * folder; a mailbox whose folders are not made yet gets them first. A copy skipped as a duplicate
+ * leaves a gap, which IMAP allows (UIDs only have to rise).
+ */
+async function folderUids(trx: Db, copies: Copy[], now: number): Promise<number[]> {
+  const { reserveUids } = folderStore;
   const byFolder = new Map<string, Map<number, number>>();
   for (const c of copies) {
     const counts = byFolder.get(folderOf(c)) ?? new Map<number, number>();
@@ -126,12 +113,9 @@ async function inChunks<T>(rows: T[], insert: (part: T[]) => Promise<unknown>): 
  * the index written in multi-row statements because per-statement cost dominates FTS5 inserts.
  */
 export function createEmailWriter({ store, markers, clock }: { store: EmailStore; markers: Markers; clock: Clock }) {
-  // A writer serves one database: its dialect is read once.
-  let postgres: boolean | null = null;
   return {
     async storeCopies(trx: Db, given: Copy[]): Promise<Created[]> {
       if (given.length === 0) return [];
-      postgres ??= backendOf(trx).kind === 'postgres';
       await markers.ready(trx);
       const tenants = [...new Set(given.map((c) => c.tenantId))];
       const state = await store.searchState(trx, tenants);
@@ -144,7 +128,7 @@ export function createEmailWriter({ store, markers, clock }: { store: EmailStore
       const now = clock.now();
       const copies = await existingFolders(trx, given, now);
       const first = await store.nextEmailId(trx);
-      const uids = await folderUids(trx, copies, now, postgres);
+      const uids = await folderUids(trx, copies, now);
       const texts = copies.map((c) => plainText(c.message.bodyText, c.message.bodyHtml));
       const rows = copies.map((c, i) => {
         const m = c.message;
