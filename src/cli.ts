@@ -96,7 +96,7 @@ async function run(argv: string[]): Promise<string> {
     const tenants = createTenantService({ db: database.db, store: createTenantStore(), clock: systemClock, cooldownSeconds: config.cooldownSeconds });
     switch (command) {
       case 'set-aside list': case 'set-aside retry': case 'set-aside discard':
-        return await setAsideCommand({ db: database.db, postgres: database.dialect === 'postgres', dataDir: config.dataDir, verb, args: rest, usage });
+        return await setAsideCommand({ db: database.db, dataDir: config.dataDir, verb, args: rest, usage });
       case 'tenant create': {
         if (!verb || rest.length !== 1) usage('tenant create takes exactly one NAME');
         const name = rest[0];

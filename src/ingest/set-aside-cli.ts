@@ -1,6 +1,5 @@
 import type { Db } from '../db/connection.js';
 import { createBlobStore } from './blobs.js';
-import { createPgIngestStore } from '../mailstore/postgres/inbound-store.js';
 import { createSetAsideService } from './set-aside-routes.js';
 import { createIngestStore } from '../mailstore/inbound-store.js';
 
@@ -13,10 +12,10 @@ export type Usage = (message: string) => never;
  * JSON array (oldest first), `retry` prints `queued` (the running server's worker takes it at its
  * next poll), `discard` prints `discarded`. An unknown id is a usage error.
  */
-export async function setAsideCommand(o: { db: Db; postgres: boolean; dataDir: string; verb: string | undefined; args: string[]; usage: Usage }): Promise<string> {
+export async function setAsideCommand(o: { db: Db; dataDir: string; verb: string | undefined; args: string[]; usage: Usage }): Promise<string> {
   const blobs = createBlobStore(o.dataDir);
   const service = createSetAsideService({
-    db: o.db, store: o.postgres ? createPgIngestStore() : createIngestStore(), removeRaw: (name) => blobs.remove(blobs.rawFile(name)),
+    db: o.db, store: createIngestStore(), removeRaw: (name) => blobs.remove(blobs.rawFile(name)),
   });
   if (o.verb === 'list') {
     if (o.args.length) o.usage('set-aside list takes no arguments');

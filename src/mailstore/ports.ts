@@ -1,4 +1,8 @@
+import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../db/connection.js';
+import type { MailboxesTable } from '../db/types.js';
+import type { InboundReservationsTable, InboundTable } from '../ingest/tables.js';
+import type { MessageKey } from './message-key.js';
 
 /**
  * The statements of mail storage whose SQL differs between the backends: bulk writes that take a
@@ -31,4 +35,27 @@ export interface MarkerRow {
   lock(trx: Db): Promise<number>;
   /** Raises the row to `value` (before the locking transaction commits). */
   raise(trx: Db, value: number): Promise<void>;
+}
+
+/**
+ * The inbound queue's statements whose SQL differs between the backends (inbound-store.ts holds
+ * the rest): lists as one parameter, ids of new rows, multi-row inserts, scalar max.
+ */
+export interface InboundSql {
+  /** Which of these pairs are already stored or queued (keys as message-key.ts makes them). */
+  takenKeys(db: Db, keys: MessageKey[]): Promise<Set<string>>;
+  /** Quota and usage of mailboxes. */
+  quotas(db: Db, mailboxIds: number[]): Promise<Array<Pick<Selectable<MailboxesTable>, 'id' | 'tenant_id' | 'quota_mb' | 'used_bytes'>>>;
+  /** Inserts queue rows and returns their ids, in the order of `rows`. */
+  insertInbound(db: Db, rows: Insertable<InboundTable>[]): Promise<number[]>;
+  /** Reserves the message_ids of queued rows. */
+  reserve(db: Db, rows: InboundReservationsTable[]): Promise<void>;
+  /** Rows of the inbound queue without their raw bytes. */
+  loadWithoutRaw(db: Db, ids: number[]): Promise<Array<Pick<Selectable<InboundTable>, 'id' | 'kind' | 'status' | 'message' | 'targets' | 'raw_path' | 'size' | 'attempts'>>>;
+  /** Full rows of the inbound queue. */
+  load(db: Db, ids: number[]): Promise<Array<Selectable<InboundTable>>>;
+  /** Marks rows stored (`keep`) or removes them, and drops their reservations. */
+  finish(db: Db, done: Array<{ id: number; keep: boolean }>): Promise<void>;
+  /** Adds to (or, negative, takes from) a mailbox's stored bytes, never below 0. */
+  addUsedBytes(db: Db, mailboxId: number, delta: number): Promise<unknown>;
 }

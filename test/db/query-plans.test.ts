@@ -11,7 +11,6 @@ import { createEmailStore } from '../../src/emails/store.js';
 import { createEmailWriter } from '../../src/mailstore/writer.js';
 import { acceptGroup, type AcceptJob } from '../../src/mailstore/commits.js';
 import { deliverBatch } from '../../src/mailstore/pipeline.js';
-import { createPgIngestStore } from '../../src/mailstore/postgres/inbound-store.js';
 import { createIngestStore } from '../../src/mailstore/inbound-store.js';
 import { postgresOutboundClaims } from '../../src/outbound/claims.js';
 import { createOutboundStore } from '../../src/outbound/store.js';
@@ -117,7 +116,7 @@ async function hotPaths(t: ExecutionContext, s: Seeded, round: number) {
   const pg = s.dialect === 'postgres';
   const clock = systemClock;
   const now = clock.now();
-  const ingestStore = pg ? createPgIngestStore() : createIngestStore();
+  const ingestStore = createIngestStore();
   const emailStore = createEmailStore();
   const markers = createMarkers(clock, (x) => emailStore.maxMarker(x));
   const events = createEventRecorder({ clock });

@@ -10,7 +10,6 @@ import { createEmailWriter } from '../../src/mailstore/writer.js';
 import { acceptGroup } from '../../src/mailstore/commits.js';
 import { encodeMessage } from '../../src/ingest/encoded-message.js';
 import type { StoredMessage, Target } from '../../src/ingest/message.js';
-import { createPgIngestStore } from '../../src/mailstore/postgres/inbound-store.js';
 import { createIngestStore } from '../../src/mailstore/inbound-store.js';
 import { deliverBatch } from '../../src/mailstore/pipeline.js';
 import type { DecisionSteps, Placement } from '../../src/mailstore/steps.js';
@@ -51,7 +50,7 @@ async function world(t: ExecutionContext) {
   const emailStore = createEmailStore();
   const markers = createMarkers(clock, (x) => emailStore.maxMarker(x));
   const deps = {
-    store: onPostgres ? createPgIngestStore() : createIngestStore(),
+    store: createIngestStore(),
     writer: createEmailWriter({ store: emailStore, markers, clock }),
     events: createEventRecorder({ clock }),
   };

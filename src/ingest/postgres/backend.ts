@@ -2,7 +2,6 @@ import type { Core } from '../../core.js';
 import { createEmailStore } from '../../emails/store.js';
 import { createIngestStore } from '../../mailstore/inbound-store.js';
 import type { Markers } from '../../mailstore/markers.js';
-import { createPgIngestStore } from '../../mailstore/postgres/inbound-store.js';
 import { poolSubmissions } from '../../mailstore/submissions.js';
 import { createEmailWriter } from '../../mailstore/writer.js';
 import type { EventRecorder } from '../../webhooks/events.js';
@@ -26,7 +25,7 @@ export function createPostgresIngest(core: Core, deps: {
   resolve: RecipientResolver; events: EventRecorder; markers: Markers; blobs: BlobStore;
   onForwardsQueued(): void; onStored?: (mailboxIds: number[]) => void;
 }): IngestBackend {
-  const store = createPgIngestStore();
+  const store = createIngestStore();
   let parser: RawParser | null = null;
   const worker = createPgIngestWorker({
     db: core.db, store, writer: createEmailWriter({ store: createEmailStore(), markers: deps.markers, clock: core.clock }), markers: deps.markers,
