@@ -1,6 +1,6 @@
 import type { Insertable } from 'kysely';
 import type { Db } from '../db/connection.js';
-import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable, EmailsTable } from './tables.js';
+import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable, EmailsTable } from '../db/tables/emails.js';
 
 /** A new email row with the id its writer assigned. */
 export type NewEmailRow = Insertable<EmailsTable> & { id: number };

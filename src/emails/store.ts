@@ -5,7 +5,7 @@ import type { Reader } from '../db/reader.js';
 import type { EmailWrites, NewEmailRow } from './ports.js';
 import { postgresEmailWrites } from './postgres/email-writes.js';
 import { sqliteEmailWrites } from './sqlite/email-writes.js';
-import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable } from './tables.js';
+import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable } from '../db/tables/emails.js';
 
 /** What narrows a list: the tenant always, the rest when given. */
 export interface ListFilter {

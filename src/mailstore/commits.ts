@@ -3,7 +3,7 @@ import type { Db } from '../db/connection.js';
 import type { Delivery } from './steps.js';
 import type { Target } from '../ingest/message.js';
 import { messageKey, type IngestStore, type MessageKey } from './inbound-store.js';
-import type { InboundTable } from '../ingest/tables.js';
+import type { InboundTable } from '../db/tables/ingest.js';
 import type { VerdictCounts } from '../spam/filing.js';
 import type { EncodedMessage } from '../ingest/encoded-message.js';
 

@@ -1,7 +1,7 @@
 import type { Insertable } from 'kysely';
 import type { StoredMessage, Target } from '../ingest/message.js';
 import { isSrsLocalPart } from '../outbound/srs.js';
-import type { OutboundTable } from '../outbound/tables.js';
+import type { OutboundTable } from '../db/tables/outbound.js';
 
 /** A message of an ingest batch as outbound needs it: its inbound row, sender, targets, copies. */
 export interface ForwardSource {

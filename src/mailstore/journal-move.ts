@@ -4,7 +4,7 @@ import type { Db } from '../db/connection.js';
 import { decodeRecord, type RecordRef } from '../ingest/journal-format.js';
 import type { JournalPosition } from '../ingest/journal.js';
 import type { IngestStore } from './inbound-store.js';
-import type { InboundTable } from '../ingest/tables.js';
+import type { InboundTable } from '../db/tables/ingest.js';
 
 /** Journal records to turn into queue rows, read from the segment files by the storage thread. */
 export interface MoveInput {

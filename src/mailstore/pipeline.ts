@@ -33,7 +33,7 @@ import { setAside } from '../ingest/set-aside.js';
 import type { IngestStore } from './inbound-store.js';
 import type { FiledCopy } from '../ingest/types.js';
 import { forwardRows } from './forwards.js';
-import type { OutboundTable } from '../outbound/tables.js';
+import type { OutboundTable } from '../db/tables/outbound.js';
 import { queueExternalOfRecord } from './submissions.js';
 import { submissionStore } from '../submission/store.js';
 import type { EmailEvent, EventRecorder } from '../webhooks/events.js';

@@ -1,7 +1,7 @@
 import type { Insertable, Selectable } from 'kysely';
 import type { Db } from '../db/connection.js';
 import type { MailboxesTable } from '../db/types.js';
-import type { InboundReservationsTable, InboundTable } from '../ingest/tables.js';
+import type { InboundReservationsTable, InboundTable } from '../db/tables/ingest.js';
 import type { MessageKey } from './message-key.js';
 
 /**

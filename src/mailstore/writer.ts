@@ -5,7 +5,7 @@ import type { StoredMessage } from '../ingest/message.js';
 import { folderStore } from './folder-store.js';
 import type { Markers } from './markers.js';
 import type { EmailStore } from '../emails/store.js';
-import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable } from '../emails/tables.js';
+import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable } from '../db/tables/emails.js';
 import { INDEXED_BODY_CHARS, plainText, snippetOf } from '../message/text.js';
 
 /** One copy to store: a message in one mailbox of a tenant. */

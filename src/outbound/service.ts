@@ -3,7 +3,7 @@ import { notFound, unprocessable } from '../errors.js';
 import { iso } from '../format.js';
 import type { OutboundItem } from './schemas.js';
 import type { ListPosition, OutboundRow, OutboundStore } from './store.js';
-import type { OutboundStatus } from './tables.js';
+import type { OutboundStatus } from '../db/tables/outbound.js';
 
 /** Items per page when `per_page` is not given (as GET /v1/emails). */
 export const DEFAULT_PER_PAGE = 25;

@@ -2,7 +2,7 @@ import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../db/connection.js';
 import { listOf } from '../db/json-list.js';
 import { storableText } from '../db/storable-text.js';
-import type { OutboundStatus, OutboundTable } from './tables.js';
+import type { OutboundStatus, OutboundTable } from '../db/tables/outbound.js';
 
 /** The longest reply kept (a remote may say a lot). */
 const MAX_REPLY = 1000;

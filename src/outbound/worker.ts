@@ -11,7 +11,7 @@ import { headerSection, statusOf } from './message.js';
 import type { Preparer } from './prepare.js';
 import { nextAttemptAt, type RetryPolicy } from './schedule.js';
 import type { OutboundRow, OutboundStore } from './store.js';
-import type { OutboundTable } from './tables.js';
+import type { OutboundTable } from '../db/tables/outbound.js';
 import type { LocalTransmitter, RemoteTransmitter, TryResult } from './transmit.js';
 
 /** Most recipients one transaction carries (RFC 5321 4.5.3.1.8 asks receivers to take 100). */

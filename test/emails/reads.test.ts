@@ -8,7 +8,7 @@ import { iso } from '../../src/emails/reading.js';
 import { plainPrefix } from '../../src/emails/search.js';
 import { createMarkers } from '../../src/mailstore/markers.js';
 import { createEmailStore, LIST_COLUMNS, readQueries, type ListFilter, type Position, type RawQuery } from '../../src/emails/store.js';
-import type { EmailsTable } from '../../src/emails/tables.js';
+import type { EmailsTable } from '../../src/db/tables/emails.js';
 import { createEmailWriter } from '../../src/mailstore/writer.js';
 import { KEY_BY_HASH_SQL } from '../../src/tenants/store.js';
 import { tempDir } from '../helpers/app.js';

@@ -2,7 +2,7 @@ import { sql, type Insertable } from 'kysely';
 import type { Db } from '../../db/connection.js';
 import { foldSearchText } from './search.js';
 import type { EmailWrites, NewEmailRow } from '../ports.js';
-import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable } from '../tables.js';
+import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable } from '../../db/tables/emails.js';
 
 /*
  * The writing queries of stored email on PostgreSQL (DECISIONS.md section 17), the port of

@@ -2,7 +2,7 @@ import { sql, type Insertable } from 'kysely';
 import type { Db } from '../../db/connection.js';
 import { multiRowInsert } from '../../db/multi-row.js';
 import type { EmailWrites, NewEmailRow } from '../ports.js';
-import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable } from '../tables.js';
+import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable } from '../../db/tables/emails.js';
 
 const insertEmailRows = multiRowInsert<NewEmailRow>('INSERT INTO emails', [
   'id', 'tenant_id', 'mailbox_id', 'message_id', 'from_email', 'from_name', 'to_email', 'subject', 'snippet',

@@ -8,7 +8,7 @@ import { createOverlappingGroupCommit } from './group-commit.js';
 import { apiMessageSize, smtpTargets, type Envelope, type StoredAttachment, type StoredMessage, type Target } from '../message.js';
 import { pgBlobs, sha256Of, type BlobData } from './blobs.js';
 import type { IngestStore } from '../../mailstore/inbound-store.js';
-import type { InboundTable } from '../tables.js';
+import type { InboundTable } from '../../db/tables/ingest.js';
 import type { InboundMessage, RawDelivery, RecipientResolver } from '../types.js';
 
 /** The advisory lock key of API group commits ('inbx'): message_id reservations are checked, then written. */

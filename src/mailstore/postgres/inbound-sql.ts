@@ -1,5 +1,5 @@
 import { sql, type Insertable } from 'kysely';
-import type { InboundTable } from '../../ingest/tables.js';
+import type { InboundTable } from '../../db/tables/ingest.js';
 import { messageKey } from '../message-key.js';
 import type { InboundSql } from '../ports.js';
 

@@ -1,7 +1,7 @@
 import { sql, type Insertable } from 'kysely';
 import { jsonList } from '../../db/json-list.js';
 import { multiRowInsert } from '../../db/multi-row.js';
-import type { InboundReservationsTable, InboundTable } from '../../ingest/tables.js';
+import type { InboundReservationsTable, InboundTable } from '../../db/tables/ingest.js';
 import { messageKey } from '../message-key.js';
 import type { InboundSql } from '../ports.js';
 
@@ -63,7 +63,7 @@ export const sqliteInboundSql: InboundSql = {
     const drop = done.filter((d) => !d.keep).map((d) => d.id);
     const all = done.map((d) => d.id);
     if (all.length) await db.deleteFrom('inbound_reservations').where('inbound_id', 'in', jsonList(all)).execute();
-    // A same-size status and no done_at: the row is overwritten in place, its raw bytes untouched (tables.ts).
+    // A same-size status and no done_at: the row is overwritten in place, its raw bytes untouched (db/tables/ingest.ts).
     if (keep.length) await db.updateTable('inbound').set({ status: 'stored' }).where('id', 'in', jsonList(keep)).execute();
     if (drop.length) await db.deleteFrom('inbound').where('id', 'in', jsonList(drop)).execute();
   },
