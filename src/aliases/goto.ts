@@ -1,5 +1,5 @@
-import { addressProblem, normalizeAddress } from '../domains/address.js';
-import { hostnameProblem, normalizeHostname } from '../domains/hostname.js';
+import { addressProblem, normalizeAddress } from '../message/address.js';
+import { hostnameProblem, normalizeHostname } from '../message/hostname.js';
 import { unprocessable } from '../errors.js';
 
 /** Most destinations one alias may have (DECISIONS.md section 6). */

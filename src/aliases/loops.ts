@@ -1,4 +1,4 @@
-import { domainOf } from '../domains/address.js';
+import { domainOf } from '../message/address.js';
 import { catchAllKey } from './goto.js';
 
 /** What loop detection looks at: one tenant's mailboxes, aliases (by address, catch-alls as `@<domain>`) and hostnames. */

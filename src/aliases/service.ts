@@ -1,8 +1,8 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { serializedTransaction } from '../db/provisioning-lock.js';
-import { addressProblem, domainOf, normalizeAddress } from '../domains/address.js';
-import { normalizeHostname } from '../domains/hostname.js';
+import { addressProblem, domainOf, normalizeAddress } from '../message/address.js';
+import { normalizeHostname } from '../message/hostname.js';
 import { notFound, unprocessable } from '../errors.js';
 import type { TaskQueue } from '../tasks/queue.js';
 import type { ApiKey, TenantService } from '../tenants/service.js';

@@ -1,7 +1,7 @@
 import type { Context, Middleware } from 'koa';
 import type { Db } from '../db/connection.js';
-import { addressProblem, domainOf, normalizeAddress } from '../domains/address.js';
-import { hostnameProblem, normalizeHostname } from '../domains/hostname.js';
+import { addressProblem, domainOf, normalizeAddress } from '../message/address.js';
+import { hostnameProblem, normalizeHostname } from '../message/hostname.js';
 import type { DomainStore } from '../domains/store.js';
 import { ApiError, notFound } from '../errors.js';
 import { readRawBody } from '../http/body.js';

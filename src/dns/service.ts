@@ -2,7 +2,7 @@ import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import { notFound } from '../errors.js';
 import type { Logger } from '../logger.js';
-import { normalizeHostname } from '../domains/hostname.js';
+import { normalizeHostname } from '../message/hostname.js';
 import type { DomainStore } from '../domains/store.js';
 import type { TaskQueue } from '../tasks/queue.js';
 import type { ApiKey } from '../tenants/service.js';

@@ -6,7 +6,7 @@ import { ddmmyyyy } from '../format.js';
 import { newVerificationToken } from './records.js';
 import type { TaskQueue } from '../tasks/queue.js';
 import type { ApiKey, TenantService } from '../tenants/service.js';
-import { normalizeHostname } from './hostname.js';
+import { normalizeHostname } from '../message/hostname.js';
 import type { DomainStore } from './store.js';
 
 /** The default and largest mailbox-slot count of a hostname. */

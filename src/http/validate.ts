@@ -1,7 +1,7 @@
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
 import addFormatsModule, { type FormatsPlugin } from 'ajv-formats';
-import { hostnameProblem } from '../domains/hostname.js';
-import { addressProblem, localPartProblem } from '../domains/address.js';
+import { hostnameProblem } from '../message/hostname.js';
+import { addressProblem, localPartProblem } from '../message/address.js';
 import { unprocessable } from '../errors.js';
 import { isIsoDateTime } from './iso-datetime.js';
 

@@ -1,4 +1,4 @@
-import { addressProblem, normalizeAddress } from '../domains/address.js';
+import { addressProblem, normalizeAddress } from '../message/address.js';
 import { unprocessable } from '../errors.js';
 import { safeMessage } from './safe-text.js';
 import { MAX_ATTACHMENT_BYTES, type InboundBody } from './schemas.js';

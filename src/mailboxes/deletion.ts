@@ -1,7 +1,7 @@
 import type { Db, Trx } from '../db/connection.js';
 import { serializedTransaction } from '../db/provisioning-lock.js';
-import { domainOf, normalizeAddress } from '../domains/address.js';
-import { normalizeHostname } from '../domains/hostname.js';
+import { domainOf, normalizeAddress } from '../message/address.js';
+import { normalizeHostname } from '../message/hostname.js';
 import type { DomainStore } from '../domains/store.js';
 import { ApiError, unprocessable } from '../errors.js';
 import type { Logger } from '../logger.js';

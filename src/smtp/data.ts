@@ -1,7 +1,7 @@
 import type { SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import type { Clock } from '../clock.js';
-import { domainOf, normalizeAddress } from '../domains/address.js';
-import { hostnameProblem } from '../domains/hostname.js';
+import { domainOf, normalizeAddress } from '../message/address.js';
+import { hostnameProblem } from '../message/hostname.js';
 import type { RawDelivery } from '../ingest/types.js';
 import type { Logger } from '../logger.js';
 import type { PreAcceptancePolicy } from '../spam/policy/types.js';

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
-import { addressProblem, normalizeAddress } from '../domains/address.js';
-import { hostnameProblem, normalizeHostname } from '../domains/hostname.js';
+import { addressProblem, normalizeAddress } from '../message/address.js';
+import { hostnameProblem, normalizeHostname } from '../message/hostname.js';
 import { unprocessable } from '../errors.js';
 import { domainOfAddress, fromAuthenticates } from './authenticated.js';
 import type { Candidate } from './classify.js';

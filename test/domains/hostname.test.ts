@@ -1,6 +1,6 @@
 import test from 'ava';
-import { addressProblem, normalizeAddress } from '../../src/domains/address.js';
-import { hostnameProblem, normalizeHostname } from '../../src/domains/hostname.js';
+import { addressProblem, normalizeAddress } from '../../src/message/address.js';
+import { hostnameProblem, normalizeHostname } from '../../src/message/hostname.js';
 
 test('valid hostnames', (t) => {
   for (const h of ['example.org', 'EXAMPLE.org', 'a.b.c.example', 'x-1.example', `${'a'.repeat(63)}.org`, 'bücher.example', '1example.org']) {
