@@ -17,6 +17,7 @@ import { installAliases } from './aliases/index.js';
 import { installEmails } from './emails/index.js';
 import { installLegacy } from './legacy/index.js';
 import { installImap } from './imap/index.js';
+import { installExport } from './export/index.js';
 import { installImport } from './import/index.js';
 import { answerClientError } from './http/client-error.js';
 import { createRouteRegistry } from './http/registry.js';
@@ -138,7 +139,8 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const spam = installSpam(core, { emails, messages: imap.messages, training });
   const submission = installSubmission(core, { resolve: bounces.resolve, emails, folders: imap.messages, outbound, tls });
   const managesieve = installManageSieve(core, { tls, scripts: sieve.scripts }); // RFC 5804 (DECISIONS.md section 19)
-  const imports = installImport(core, { emails, messages: imap.messages }); // import and export (DECISIONS.md section 20)
+  const imports = installImport(core, { messages: imap.messages }); // import and export (DECISIONS.md section 20)
+  installExport(core, { emails, messages: imap.messages });
   const autoconfig = installAutoconfig(core, { domains });
 
   const lifecycle = { draining: false };

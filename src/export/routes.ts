@@ -1,8 +1,8 @@
 import type { Db } from '../db/connection.js';
 import { notFound } from '../errors.js';
 import type { RouteRegistry } from '../http/registry.js';
-import { ownedMailbox } from '../import/service.js';
-import { exportQuery, mailboxParams, type ExportQuery, type MailboxParams } from '../import/schemas.js';
+import { mailboxParams, ownedMailbox, type MailboxParams } from '../mailboxes/owned.js';
+import { exportQuery, type ExportQuery } from './schemas.js';
 import type { Exports } from './stream.js';
 
 /** GET /v1/mailboxes/{email}/export (DECISIONS.md section 20): one folder as mbox, or the mailbox as a Maildir++ tar. */

@@ -1,18 +1,15 @@
 import { join } from 'node:path';
 import type { Core } from '../core.js';
-import type { Emails } from '../emails/index.js';
 import type { FolderMessages } from '../emails/folders/index.js';
-import { createExports } from '../export/stream.js';
-import { exportRoutes } from '../export/routes.js';
 import { importRoutes } from './routes.js';
 import { createImportService } from './service.js';
 import { importTaskHandler } from './task.js';
 
 /**
  * Moving in and out (DECISIONS.md section 20): the import task (IMAP, mbox and Maildir uploads)
- * storing through the APPEND path of the folder view, its routes, and the streamed exports.
+ * storing through the APPEND path of the folder view, and its routes (export/ streams mail out).
  */
-export function installImport(core: Core, deps: { emails: Emails; messages: FolderMessages }) {
+export function installImport(core: Core, deps: { messages: FolderMessages }) {
   const { db, config, queue, logger, registry } = core;
   const stopping = new AbortController();
   queue.register(importTaskHandler({
@@ -21,10 +18,6 @@ export function installImport(core: Core, deps: { emails: Emails; messages: Fold
   }));
   const imports = createImportService({ db, queue, secret: core.installSecret, allowPrivate: config.importAllowPrivate, spoolDir: join(config.dataDir, 'imports') });
   importRoutes({ registry, imports, queue });
-  exportRoutes({
-    registry, db, exports: createExports({ db, files: deps.emails.files, hostname: config.hostname }),
-    folders: async (mailboxId) => (await deps.messages.folders(mailboxId)).map((f) => f.name),
-  });
   return {
     /** Interrupts running imports (they are queued again and resume at the next start). */
     stop() { stopping.abort(); },

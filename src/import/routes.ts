@@ -4,7 +4,8 @@ import { taskQuery, type TaskQuery } from '../domains/schemas.js';
 import { taskEnvelope } from '../tasks/poll.js';
 import type { TaskQueue } from '../tasks/queue.js';
 import type { ImportResults } from './progress.js';
-import { importBody, importQuery, mailboxParams, type ImportBody, type ImportQuery, type MailboxParams } from './schemas.js';
+import { mailboxParams, type MailboxParams } from '../mailboxes/owned.js';
+import { importBody, importQuery, type ImportBody, type ImportQuery } from './schemas.js';
 import type { ImportService } from './service.js';
 import { IMPORT_KIND } from './task.js';
 

@@ -1,11 +1,3 @@
-/** Path {email} of the import and export routes: a mailbox address. */
-export const mailboxParams = {
-  type: 'object',
-  required: ['email'],
-  properties: { email: { type: 'string', minLength: 3, maxLength: 254, pattern: '^[^@\\s]+@[^@\\s]+$' } },
-} as const;
-export interface MailboxParams { email: string }
-
 const folderName = { type: 'string', minLength: 1, maxLength: 255, pattern: '^[^\\x00-\\x1f\\x7f*%]+$' } as const;
 
 /** POST /v1/mailboxes/{email}/import with a JSON body: an IMAP source (DECISIONS.md section 20). */
@@ -35,11 +27,3 @@ export const importQuery = {
   properties: { folder: folderName },
 } as const;
 export interface ImportQuery { folder?: string }
-
-/** GET /v1/mailboxes/{email}/export */
-export const exportQuery = {
-  type: 'object',
-  required: ['format'],
-  properties: { format: { type: 'string', enum: ['mbox', 'maildir'] }, folder: folderName },
-} as const;
-export interface ExportQuery { format: 'mbox' | 'maildir'; folder?: string }

@@ -10,6 +10,7 @@ import type { Db } from '../db/connection.js';
 import { ApiError, notFound, tooManyRequests, unprocessable } from '../errors.js';
 import type { TaskQueue } from '../tasks/queue.js';
 import type { ApiKey } from '../tenants/service.js';
+import { ownedMailbox } from '../mailboxes/owned.js';
 import { RefusedHostError, sourceAddress } from './host.js';
 import type { ImportBody } from './schemas.js';
 import { seal } from './sealed.js';
@@ -19,14 +20,6 @@ import { IMPORT_KIND, type ImportPayload } from './task.js';
 export const MAX_IMPORTS_PER_TENANT = 2;
 /** The largest upload (DECISIONS.md section 20). */
 export const MAX_UPLOAD_BYTES = 10 * 1024 ** 3;
-
-/** The mailbox of the caller's tenant with this address, or 404. */
-export async function ownedMailbox(db: Db, key: ApiKey, address: string): Promise<{ id: number; address: string }> {
-  const row = await db.selectFrom('mailboxes').select(['id', 'address'])
-    .where('address', '=', address.toLowerCase()).where('tenant_id', '=', key.tenantId).executeTakeFirst();
-  if (!row) throw notFound('Mailbox not found');
-  return row;
-}
 
 /** Starts imports: checks, seals the password, spools uploads, and enqueues the task. */
 export function createImportService({ db, queue, secret, allowPrivate, spoolDir }: {

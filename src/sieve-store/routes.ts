@@ -2,7 +2,7 @@ import type { Context } from 'koa';
 import type { Db } from '../db/connection.js';
 import { conflict, notFound, unprocessable } from '../errors.js';
 import type { RouteRegistry } from '../http/registry.js';
-import { ownedMailbox } from '../import/service.js';
+import { ownedMailbox } from '../mailboxes/owned.js';
 import type { Clock } from '../clock.js';
 import {
   mailboxParams, putScriptBody, scriptParams, vacationBody,
