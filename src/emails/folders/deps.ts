@@ -1,5 +1,6 @@
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connection.js';
+import { ApiError } from '../../errors.js';
 import { folderStore } from '../../mailstore/folder-store.js';
 import type { Markers } from '../../mailstore/markers.js';
 import type { EmailService } from '../service.js';
@@ -29,3 +30,18 @@ export async function reserveUids(trx: Db, mailboxId: number, folder: string, n:
   return first;
 }
 
+
+/**
+ * Expunges messages one by one (each a soft delete with its event). One already gone (expunged
+ * meanwhile by another session or deleted over the API) is skipped; any other failure is raised, so
+ * the command that asked answers NO rather than claiming the mail is gone.
+ */
+export async function removeAll(service: EmailService, tenantId: number, ids: number[]): Promise<void> {
+  for (const id of ids) {
+    try {
+      await service.remove(tenantId, id);
+    } catch (err) {
+      if (!(err instanceof ApiError && err.status === 404)) throw err;
+    }
+  }
+}

@@ -2,14 +2,14 @@ import { sql } from 'kysely';
 import { INDEXED_BODY_CHARS, plainText } from '../../message/text.js';
 import { moveTraining, type TrainingEvent } from '../../spam/training.js';
 import { copyVerdict } from '../../spam/verdicts.js';
-import { reserveUids, type FolderDeps } from './deps.js';
+import { removeAll, reserveUids, type FolderDeps } from './deps.js';
 
 /** EXPUNGE, MOVE and COPY: mail leaving a folder or copied into another with new UIDs. */
 export function moveQueries({ db, store, markers, clock, service, changed, training }: FolderDeps) {
   return {
     /** Expunges: the soft delete of DELETE /v1/emails/{id} (tombstone, quota, email.deleted). */
     async expunge(tenantId: number, ids: number[]): Promise<void> {
-      for (const id of ids) await service.remove(tenantId, id).catch(() => undefined);
+      await removeAll(service, tenantId, ids);
     },
 
     /** Moves messages to another folder of the mailbox: new UIDs there, one update each (not a deletion). */

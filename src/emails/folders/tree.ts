@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { folderStore, type FolderRow } from '../../mailstore/folder-store.js';
-import type { FolderDeps } from './deps.js';
+import { removeAll, type FolderDeps } from './deps.js';
 
 /** The folders of a mailbox: list, create, delete, rename, subscribe, and the mailbox's quota. */
 export function folderTreeQueries({ db, markers, clock, service, changed }: FolderDeps) {
@@ -25,7 +25,7 @@ export function folderTreeQueries({ db, markers, clock, service, changed }: Fold
     /** Deletes a folder; its live mail is expunged first (soft deletes with their events). */
     async deleteFolder(tenantId: number, mailboxId: number, folder: FolderRow): Promise<void> {
       const ids = (await sql<{ id: number }>`SELECT id FROM emails WHERE mailbox_id = ${mailboxId} AND folder = ${folder.name} AND deleted_at IS NULL`.execute(db)).rows.map((r) => r.id);
-      for (const id of ids) await service.remove(tenantId, id).catch(() => undefined);
+      await removeAll(service, tenantId, ids);
       await folderStore.remove(db, folder.id);
     },
 
