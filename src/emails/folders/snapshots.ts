@@ -2,8 +2,8 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/connection.js';
 import type { FolderEntry } from './types.js';
 
-/** Folder entries kept in memory across SELECTs, at most this many in all (least recently used go first). */
-export const SNAPSHOT_ENTRY_BUDGET = 600_000;
+/** Messages of folders kept across SELECTs, at most this many in all (~46 bytes each: ~23 MB), least recently used dropped first. */
+export const SNAPSHOT_ENTRY_BUDGET = 500_000;
 /** Changes of one mailbox read per statement when a kept folder catches up. */
 const CHANGE_PAGE = 1000;
 /** Past this many changes since it was kept, a folder is read afresh instead of caught up. */
@@ -12,14 +12,20 @@ const MAX_CATCH_UP = 20_000;
 type EntryRow = { id: number; uid: number; flags: string; read: number | boolean; modseq: number };
 type ChangeRow = EntryRow & { folder: string; deleted_at: number | null };
 
-/** A folder's live messages in UID order and the newest change marker they reflect. */
+/**
+ * A folder's live messages in UID order and the newest change marker they reflect, one array per
+ * field (~30 bytes a message; as objects with a map by id they took ~210).
+ */
 interface Kept {
-  entries: FolderEntry[];
-  byId: Map<number, FolderEntry>;
+  ids: number[];
+  uids: number[];
+  flags: string[];
+  read: boolean[];
+  modseqs: number[];
   marker: number;
 }
 
-const copyOf = (e: FolderEntry): FolderEntry => ({ id: e.id, uid: e.uid, flags: e.flags, read: e.read, modseq: e.modseq });
+const isRead = (r: number | boolean) => r === 1 || r === true;
 
 /**
  * The message lists of folders as IMAP SELECT opens them (issue 47). Reading a folder row by row
@@ -29,8 +35,8 @@ const copyOf = (e: FolderEntry): FolderEntry => ({ id: e.id, uid: e.uid, flags: 
  * SELECT reads only the mailbox's changes after that marker (indexed by tenant and marker) and
  * folds them in: updated_seq rises in commit order on both databases (mailstore/markers.ts) and
  * every write of a message (flags, read, move, delete) gives it a new one, so the rows changed
- * after the marker are exactly what the kept list misses. Each caller gets its own copy (a view
- * changes its entries). Bounded by SNAPSHOT_ENTRY_BUDGET entries in all.
+ * after the marker are exactly what the kept list misses. Each caller gets entries of its own (a
+ * view changes its entries). Bounded by SNAPSHOT_ENTRY_BUDGET messages in all.
  */
 export function folderSnapshots(db: Db, budget = SNAPSHOT_ENTRY_BUDGET) {
   const kept = new Map<string, Kept>();
@@ -51,59 +57,87 @@ export function folderSnapshots(db: Db, budget = SNAPSHOT_ENTRY_BUDGET) {
     sql<ChangeRow>`SELECT id, uid, flags, read_at IS NOT NULL AS read, updated_seq AS modseq, folder, deleted_at FROM emails
       WHERE tenant_id = ${tenantId} AND updated_seq > ${after} AND +mailbox_id = ${mailboxId} ORDER BY updated_seq LIMIT ${CHANGE_PAGE}`.execute(db).then((r) => r.rows);
 
-  const entryOf = (r: EntryRow): FolderEntry => ({ id: r.id, uid: r.uid, flags: r.flags, read: r.read === 1 || r.read === true, modseq: Number(r.modseq) });
-
-  async function fresh(tenantId: number, mailboxId: number, folder: string): Promise<Kept> {
-    // The marker first: rows written after it are read again as changes, which only repeats them.
-    const marker = await highestOf(tenantId);
-    const entries = (await read(mailboxId, folder)).map(entryOf);
-    return { entries, byId: new Map(entries.map((e) => [e.id, e])), marker };
-  }
-
   /** The tenant's newest marker (its index's last entry; the mailbox has no marker index of its own). */
   const highestOf = (tenantId: number) =>
     sql<{ m: number | null }>`SELECT max(updated_seq) AS m FROM emails WHERE tenant_id = ${tenantId}`.execute(db).then((r) => Number(r.rows[0]?.m ?? 0));
 
+  async function fresh(tenantId: number, mailboxId: number, folder: string): Promise<Kept> {
+    // The marker first: rows written after it are read again as changes, which only repeats them.
+    const marker = await highestOf(tenantId);
+    const k: Kept = { ids: [], uids: [], flags: [], read: [], modseqs: [], marker };
+    for (const r of await read(mailboxId, folder)) push(k, r);
+    return k;
+  }
+
+  function push(k: Kept, r: EntryRow): void {
+    k.ids.push(r.id);
+    k.uids.push(r.uid);
+    k.flags.push(r.flags);
+    k.read.push(isRead(r.read));
+    k.modseqs.push(Number(r.modseq));
+  }
+
   /** Folds the mailbox's changes since the kept marker in; false when there were too many to be worth it. */
   async function catchUp(k: Kept, tenantId: number, mailboxId: number, folder: string): Promise<boolean> {
-    let removed = false;
-    let resort = false;
+    // The newest state of each changed message (pages come in marker order: the last row wins).
+    const latest = new Map<number, ChangeRow>();
     for (let seen = 0; ;) {
       const rows = await changesAfter(tenantId, mailboxId, k.marker);
       for (const r of rows) {
-        const here = r.deleted_at === null && r.folder === folder;
-        const known = k.byId.get(r.id);
-        if (known && !here) { removed = true; k.byId.delete(r.id); } else if (known) {
-          if (known.uid !== r.uid) { known.uid = r.uid; resort = true; }
-          known.flags = r.flags;
-          known.read = r.read === 1 || r.read === true;
-          known.modseq = Number(r.modseq);
-        } else if (here) {
-          const e = entryOf(r);
-          if (k.entries.length && e.uid < k.entries[k.entries.length - 1].uid) resort = true;
-          k.entries.push(e);
-          k.byId.set(e.id, e);
-        }
+        latest.set(r.id, r);
         k.marker = Math.max(k.marker, Number(r.modseq));
       }
       seen += rows.length;
       if (rows.length < CHANGE_PAGE) break;
       if (seen >= MAX_CATCH_UP) return false;
     }
-    if (removed) k.entries = k.entries.filter((e) => k.byId.get(e.id) === e);
-    if (resort) k.entries.sort((a, b) => a.uid - b.uid);
+    if (latest.size === 0) return true;
+    // One pass over the kept list: changed messages take their new state or leave; the rest stay.
+    let removed = false;
+    let resort = false;
+    for (let i = 0; i < k.ids.length; i++) {
+      const r = latest.get(k.ids[i]);
+      if (!r) continue;
+      latest.delete(r.id);
+      if (r.deleted_at !== null || r.folder !== folder) { k.ids[i] = -1; removed = true; continue; }
+      if (r.uid !== k.uids[i]) { k.uids[i] = r.uid; resort = true; }
+      k.flags[i] = r.flags;
+      k.read[i] = isRead(r.read);
+      k.modseqs[i] = Number(r.modseq);
+    }
+    if (removed) {
+      let w = 0;
+      for (let i = 0; i < k.ids.length; i++) {
+        if (k.ids[i] === -1) continue;
+        k.ids[w] = k.ids[i]; k.uids[w] = k.uids[i]; k.flags[w] = k.flags[i]; k.read[w] = k.read[i]; k.modseqs[w] = k.modseqs[i];
+        w++;
+      }
+      for (const a of [k.ids, k.uids, k.flags, k.read, k.modseqs]) a.length = w;
+    }
+    // Messages new to the folder (arrived, moved or copied in).
+    for (const r of latest.values()) {
+      if (r.deleted_at !== null || r.folder !== folder) continue;
+      if (k.uids.length && r.uid < k.uids[k.uids.length - 1]) resort = true;
+      push(k, r);
+    }
+    if (resort) {
+      const order = k.ids.map((_, i) => i).sort((a, b) => k.uids[a] - k.uids[b]);
+      const [ids, uids, flags, read, modseqs] = [k.ids, k.uids, k.flags, k.read, k.modseqs];
+      k.ids = order.map((i) => ids[i]); k.uids = order.map((i) => uids[i]); k.flags = order.map((i) => flags[i]);
+      k.read = order.map((i) => read[i]); k.modseqs = order.map((i) => modseqs[i]);
+    }
     return true;
   }
 
   function keep(key: string, k: Kept): void {
-    if (k.entries.length > budget) return;
+    if (k.ids.length > budget) return;
     kept.set(key, k);
-    total += k.entries.length;
+    total += k.ids.length;
     // The least recently used first (a Map iterates in insertion order; a kept folder is re-inserted on use).
     for (const [oldKey, old] of kept) {
       if (total <= budget) break;
       kept.delete(oldKey);
-      total -= old.entries.length;
+      total -= old.ids.length;
     }
   }
 
@@ -112,10 +146,12 @@ export function folderSnapshots(db: Db, budget = SNAPSHOT_ENTRY_BUDGET) {
     let k = kept.get(key);
     // A catch-up that fails half-way leaves the kept list half-folded: it is dropped first.
     kept.delete(key);
-    if (k) total -= k.entries.length;
+    if (k) total -= k.ids.length;
     if (!k || !(await catchUp(k, tenantId, mailboxId, folder))) k = await fresh(tenantId, mailboxId, folder);
     keep(key, k);
-    return k.entries.map(copyOf);
+    const out = new Array<FolderEntry>(k.ids.length);
+    for (let i = 0; i < out.length; i++) out[i] = { id: k.ids[i], uid: k.uids[i], flags: k.flags[i], read: k.read[i], modseq: k.modseqs[i] };
+    return out;
   }
 
   return {
