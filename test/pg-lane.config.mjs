@@ -71,6 +71,7 @@ export default {
     'test/emails/state.test.ts',
     'test/emails/attachments.test.ts',
     'test/emails/folders.test.ts',
+    'test/emails/folder-snapshots.test.ts', // a folder's list kept between SELECTs shows what is stored (issue 47)
     'test/emails/isolation.test.ts',
     'test/emails/prefix.test.ts',
     'test/ingest/inbound.test.ts',

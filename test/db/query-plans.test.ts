@@ -172,6 +172,11 @@ async function hotPaths(t: ExecutionContext, s: Seeded, round: number) {
     await messages.entries(s.bigMailbox, 'INBOX');
     await messages.counts(s.bigMailbox, 'INBOX');
   }, { whole: true });
+  // A later SELECT of the same folder reads only the mailbox's changes after the kept list's marker
+  // (emails/folders/snapshots.ts): a range of the tenant's marker index, never the mailbox.
+  await checkPlans(t, s, 'IMAP SELECT (the folder, read first)', () => messages.folderEntries(s.tenantId, s.bigMailbox, 'INBOX'), { whole: true });
+  await checkPlans(t, s, 'IMAP SELECT again (the kept folder caught up)', () => messages.folderEntries(s.tenantId, s.bigMailbox, 'INBOX'),
+    { must: { sqlite: /emails_tenant_seq \(tenant_id=\? AND updated_seq>\?\)/, postgres: /emails_tenant_seq/ } });
   const recent = Array.from({ length: 50 }, (_, i) => s.newestId - 1 - i);
   await checkPlans(t, s, 'IMAP FETCH and SEARCH', async () => {
     await messages.meta(s.bigMailbox, recent);

@@ -12,6 +12,7 @@ import type { FolderDeps } from './deps.js';
 import { entryQueries } from './entries.js';
 import { flagQueries } from './flags.js';
 import { moveQueries } from './moves.js';
+import { folderSnapshots } from './snapshots.js';
 import { postgresFolderSearch } from './postgres/search.js';
 import { sqliteFolderSearch } from './sqlite/search.js';
 import { summaryQueries } from './summaries.js';
@@ -43,8 +44,11 @@ export function createFolderMessages({ db, store, markers, clock, service, chang
 }) {
   const search = backendOf(db).choose({ sqlite: sqliteFolderSearch, postgres: postgresFolderSearch });
   const deps: FolderDeps = { db, store, markers, clock, service, search, changed: (mailboxId) => changes?.committed([mailboxId]), training: folderTraining(training) };
+  const snapshots = folderSnapshots(db);
   return {
     ...entryQueries(deps),
+    /** A folder's live messages in UID order as SELECT opens it: kept between SELECTs and caught up (snapshots.ts). */
+    folderEntries: (tenantId: number, mailboxId: number, folder: string) => snapshots.entries(tenantId, mailboxId, folder),
     ...summaryQueries(db, store),
     ...textQueries(db),
     ...subscriptionQueries(db),

@@ -55,7 +55,7 @@ async function open(s: Session, tag: string, p: Parser, readOnly: boolean): Prom
   if (condstore) s.enabled.add('CONDSTORE');
   const m = s.store.messages;
   const marker = await m.highestModseq(s.login!.tenantId);
-  const view = new FolderView(f, await m.entries(s.login!.mailboxId, f.name), marker, readOnly);
+  const view = new FolderView(f, await m.folderEntries(s.login!.tenantId, s.login!.mailboxId, f.name), marker, readOnly);
   // \Recent: a read-write session claims what no session has seen; a read-only one only looks.
   const claims = s.deps.recent;
   const before = readOnly ? claims.boundary(f.id) : claims.claim(f.id, view.maxUid);
