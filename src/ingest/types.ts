@@ -95,8 +95,9 @@ export interface RawDelivery {
   /** A submission's external recipients, queued when the record is stored (see ExternalCopies). */
   external?: ExternalCopies;
   /**
-   * Sent by a logged-in mailbox owner (submission): nothing to verify, so the parser runs no
-   * SPF/DKIM/DMARC checks (the stored `auth` is null, as for API mail).
+   * Sent by a logged-in mailbox owner (submission), or made by this server (a DSN delivered
+   * locally): nothing to verify, so the parser runs no SPF/DKIM/DMARC checks (the stored `auth` is
+   * null, as for API mail), and the spam filter gives no verdict (DECISIONS.md section 18).
    */
   authenticated?: boolean;
   /** What spam policy decided before the 250 (DECISIONS.md section 18), read by the classify step. */
