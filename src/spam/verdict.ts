@@ -1,3 +1,5 @@
+import type { AuthResults } from '../ingest/types.js';
+
 /** One reason that moved a spam score (DECISIONS.md section 18), named in capitals. */
 export interface SpamReason { rule: string; score: number; detail?: string }
 
@@ -13,8 +15,10 @@ export interface SpamVerdict {
 /**
  * What spam policy decided before the 250, carried with the envelope to the classify step:
  * rspamd's verdict, or 'unavailable' when rspamd failed or took over 5 s (the builtin verdict
- * then applies with reason RSPAMD_UNAVAILABLE).
+ * then applies with reason RSPAMD_UNAVAILABLE); and the SPF, DKIM and DMARC results of a message
+ * verified before the 250 (DMARC p=reject), which the parser keeps instead of verifying again.
  */
 export interface PreAcceptance {
   rspamd?: SpamVerdict | 'unavailable';
+  auth?: AuthResults;
 }
