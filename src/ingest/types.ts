@@ -8,6 +8,7 @@ import type { EncodedMessage } from './encoded-message.js';
 import type { ImapSummary } from '../message/summary.js';
 import type { QueueJob } from '../mailstore/submissions.js';
 import type { PreAcceptance } from '../spam/verdict.js';
+import type { AuthResults } from '../message/auth-results.js';
 
 /** One attachment of a normalised message, decoded. */
 export interface InboundAttachment {
@@ -20,12 +21,8 @@ export interface InboundAttachment {
   disposition?: string | null;
 }
 
-/** Authentication results of a message that came over SMTP (mailauth), stored with the email. */
-export interface AuthResults {
-  spf: { result: string; domain?: string | null; [k: string]: unknown } | null;
-  dkim: { result: string; domains?: string[]; [k: string]: unknown } | null;
-  dmarc: { result: string; policy?: string | null; [k: string]: unknown } | null;
-}
+/** Authentication results of a message that came over SMTP (mailauth), stored with the email (message/auth-results.ts). */
+export type { AuthResults };
 
 /** A message in the fields of SPEC.md "Email", as both inbound paths produce it. */
 export interface InboundMessage {

@@ -4,20 +4,15 @@ import type { ClassifyStep, Delivery, Placement } from '../mailstore/steps.js';
 import { classifyBuiltin, verdictOf, type Candidate, type SenderRules } from './classify.js';
 import { senderRules } from './reputation.js';
 import type { SpamFilterMode } from './settings.js';
-import type { PreAcceptance, SpamVerdict } from './verdict.js';
+import type { Screening, SpamVerdict } from './verdict.js';
 
 /** The folder junk is filed in, and its keyword (RFC 5788 / Thunderbird). */
 export const JUNK_FOLDER = 'Junk';
 export const JUNK_KEYWORD = '$Junk';
 export const NOT_JUNK_KEYWORD = '$NotJunk';
 
-/** What delivery knows of a message beyond its fields (carried on its Delivery from the envelope). */
-export interface Screening {
-  /** The SMTP side's pre-acceptance result (rspamd's verdict, or 'unavailable'). */
-  pre?: PreAcceptance;
-  /** Mail a logged-in owner sent (submission): not classified. */
-  skip?: boolean;
-}
+/** What delivery knows of a message beyond its fields (defined in verdict.ts, below the pipeline's types). */
+export type { Screening };
 
 /** Verdicts by result in a stored batch (the storage thread reports them; /metrics counts them). */
 export interface VerdictCounts { ham: number; junk: number }

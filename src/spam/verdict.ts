@@ -1,4 +1,4 @@
-import type { AuthResults } from '../ingest/types.js';
+import type { AuthResults } from '../message/auth-results.js';
 
 /** One reason that moved a spam score (DECISIONS.md section 18), named in capitals. */
 export interface SpamReason { rule: string; score: number; detail?: string }
@@ -21,4 +21,16 @@ export interface SpamVerdict {
 export interface PreAcceptance {
   rspamd?: SpamVerdict | 'unavailable';
   auth?: AuthResults;
+}
+
+/**
+ * What delivery knows of a message beyond its fields (carried on its Delivery from the envelope,
+ * read by the classify step, spam/filing.ts). Here, beside the verdict types, so that the
+ * pipeline's types (mailstore/steps.ts) need nothing of the filter that implements its step.
+ */
+export interface Screening {
+  /** The SMTP side's pre-acceptance result (rspamd's verdict, or 'unavailable'; verified authentication). */
+  pre?: PreAcceptance;
+  /** Mail a logged-in owner sent (submission) or this server made (a DSN): not classified. */
+  skip?: boolean;
 }
