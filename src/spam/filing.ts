@@ -1,5 +1,4 @@
 import { sql, type Kysely } from 'kysely';
-import { backendOf } from '../db/backend.js';
 import type { ClassifyStep, Delivery, Placement } from '../mailstore/steps.js';
 import { classifyBuiltin, verdictOf, type Candidate, type SenderRules } from './classify.js';
 import { senderRules } from './reputation.js';
@@ -76,15 +75,14 @@ export function isSpamVerdict(x: unknown): x is SpamVerdict {
   return !!v && typeof v === 'object' && (v.verdict === 'ham' || v.verdict === 'junk') && Array.isArray(v.reasons) && typeof v.score === 'number' && typeof v.threshold === 'number';
 }
 
-/** Keeps the verdicts of stored copies (GET /v1/emails `spam`, the trace header), one statement per few hundred. */
+/**
+ * Keeps the verdicts of stored copies (GET /v1/emails `spam`, the trace header), one multi-row
+ * insert per few hundred (two parameters a row: well under either backend's limit).
+ */
 export async function saveVerdicts(trx: Kysely<any>, rows: Array<{ id: number; verdict: SpamVerdict }>): Promise<void> {
   for (let i = 0; i < rows.length; i += 500) {
     const part = rows.slice(i, i + 500);
-    if (backendOf(trx).kind === 'postgres') {
-      await sql`INSERT INTO email_spam (email_id, verdict) SELECT * FROM unnest(${part.map((r) => r.id)}::bigint[], ${part.map((r) => JSON.stringify(r.verdict))}::text[])`.execute(trx);
-    } else {
-      await sql`INSERT INTO email_spam (email_id, verdict) SELECT j.value ->> 0, j.value ->> 1 FROM json_each(${JSON.stringify(part.map((r) => [r.id, JSON.stringify(r.verdict)]))}) AS j`.execute(trx);
-    }
+    await trx.insertInto('email_spam').values(part.map((r) => ({ email_id: r.id, verdict: JSON.stringify(r.verdict) }))).execute();
   }
 }
 
