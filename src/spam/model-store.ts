@@ -34,27 +34,27 @@ export const spamModelStore = {
   /**
    * Adds many messages' token deltas to a model at once (a move of 200 messages is one pass, not
    * 200): `deltas` maps a token to its spam and ham change (negative takes an earlier contribution
-   * away; counts never go below 0), `spam` and `ham` are the change of the model's totals. Two
-   * statements a chunk: new tokens inserted at 0, then every token's counts updated from the deltas.
+   * away; counts never go below 0), `spam` and `ham` are the change of the model's totals. One upsert
+   * a chunk, the delta as the proposed row: a negative one only ever meets a row that its earlier
+   * contribution made, and the rare token without one is clamped to 0 after.
    */
   async addDeltas(db: Kysely<any>, tenantId: number, model: number, deltas: Map<number, [number, number]>, spam: number, ham: number): Promise<void> {
     const greatest = sql.raw(pg(db) ? 'GREATEST' : 'max');
     const all = [...deltas];
     for (let i = 0; i < all.length; i += CHUNK) {
       const part = all.slice(i, i + CHUNK);
-      const added = part.filter(([, [s, h]]) => s > 0 || h > 0).map(([t]) => t);
-      if (added.length > 0) {
-        const fresh = pg(db)
-          ? sql`SELECT ${tenantId}::bigint, ${model}::bigint, t, 0, 0 FROM unnest(${added}::bigint[]) AS t`
-          : sql`SELECT ${tenantId}, ${model}, value, 0, 0 FROM json_each(${JSON.stringify(added)}) WHERE true`;
-        await sql`INSERT INTO spam_tokens (tenant_id, mailbox_id, token, spam, ham) ${fresh}
-          ON CONFLICT (tenant_id, mailbox_id, token) DO NOTHING`.execute(db);
-      }
       const source = pg(db)
-        ? sql`unnest(${part.map(([t]) => t)}::bigint[], ${part.map(([, d]) => d[0])}::bigint[], ${part.map(([, d]) => d[1])}::bigint[]) AS d(t, ds, dh)`
-        : sql`(SELECT value ->> 0 AS t, value ->> 1 AS ds, value ->> 2 AS dh FROM json_each(${JSON.stringify(part.map(([t, d]) => [t, d[0], d[1]]))})) AS d`;
-      await sql`UPDATE spam_tokens SET spam = ${greatest}(0, spam_tokens.spam + d.ds), ham = ${greatest}(0, spam_tokens.ham + d.dh)
-        FROM ${source} WHERE spam_tokens.tenant_id = ${tenantId} AND spam_tokens.mailbox_id = ${model} AND spam_tokens.token = d.t`.execute(db);
+        ? sql`SELECT ${tenantId}::bigint, ${model}::bigint, d.t, d.ds, d.dh
+            FROM unnest(${part.map(([t]) => t)}::bigint[], ${part.map(([, d]) => d[0])}::bigint[], ${part.map(([, d]) => d[1])}::bigint[]) AS d(t, ds, dh)`
+        : sql`SELECT ${tenantId}, ${model}, value ->> 0, value ->> 1, value ->> 2 FROM json_each(${JSON.stringify(part.map(([t, d]) => [t, d[0], d[1]]))}) WHERE true`;
+      await sql`INSERT INTO spam_tokens (tenant_id, mailbox_id, token, spam, ham) ${source}
+        ON CONFLICT (tenant_id, mailbox_id, token) DO UPDATE SET
+          spam = ${greatest}(0, spam_tokens.spam + excluded.spam), ham = ${greatest}(0, spam_tokens.ham + excluded.ham)`.execute(db);
+      const taken = part.filter(([, [s, h]]) => s < 0 || h < 0).map(([t]) => t);
+      if (taken.length > 0) {
+        await sql`UPDATE spam_tokens SET spam = ${greatest}(0, spam), ham = ${greatest}(0, ham)
+          WHERE tenant_id = ${tenantId} AND mailbox_id = ${model} AND token IN ${intList(db, taken)} AND (spam < 0 OR ham < 0)`.execute(db);
+      }
     }
     await sql`INSERT INTO spam_totals (tenant_id, mailbox_id, spam, ham) VALUES (${tenantId}, ${model}, ${Math.max(spam, 0)}, ${Math.max(ham, 0)})
       ON CONFLICT (tenant_id, mailbox_id) DO UPDATE SET
