@@ -38,7 +38,14 @@ const SMTP_SECONDS = Number(values['smtp-seconds'] ?? 10);
 const pct = (n: number, of: number) => (of === 0 ? null : Math.round((n / of) * 10000) / 100);
 const percentile = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]; };
 
-const corpus = await loadCorpus(FOLDS);
+/** Where a run's time goes, by phase (ms, summed over folds): the JSON line's `phases_ms`. */
+const phases: Record<string, number> = {};
+async function timed<T>(phase: string, work: () => Promise<T> | T): Promise<T> {
+  const t0 = performance.now();
+  try { return await work(); } finally { phases[phase] = Math.round((phases[phase] ?? 0) + performance.now() - t0); }
+}
+
+const corpus = await timed('load_corpus', () => loadCorpus(FOLDS));
 const bench = await startBenchApp();
 const { app } = bench;
 const db = app.db;
@@ -80,10 +87,12 @@ async function store(box: { tenantId: number; mailboxId: number; address: string
 
 /** Trains through the IMAP move path: spam INBOX -> Junk, ham Junk -> INBOX (emails/folders/moves.ts trains on both). */
 async function trainByMoves(box: { tenantId: number; mailboxId: number; address: string }, spam: CorpusMessage[], ham: CorpusMessage[]): Promise<void> {
-  const spamIds = await store(box, 'INBOX', spam);
-  const hamIds = await store(box, 'Junk', ham);
-  for (let i = 0; i < spamIds.length; i += 200) await app.imap.messages.move(box.mailboxId, spamIds.slice(i, i + 200), 'Junk');
-  for (let i = 0; i < hamIds.length; i += 200) await app.imap.messages.move(box.mailboxId, hamIds.slice(i, i + 200), 'INBOX');
+  const spamIds = await timed('store', () => store(box, 'INBOX', spam));
+  const hamIds = await timed('store', () => store(box, 'Junk', ham));
+  await timed('train_moves', async () => {
+    for (let i = 0; i < spamIds.length; i += 200) await app.imap.messages.move(box.mailboxId, spamIds.slice(i, i + 200), 'Junk');
+    for (let i = 0; i < hamIds.length; i += 200) await app.imap.messages.move(box.mailboxId, hamIds.slice(i, i + 200), 'INBOX');
+  });
 }
 
 /** The delivery pipeline's classify step (src/spam/filing.ts spamClassifyStep), one message at a time as delivery runs it. */
@@ -122,12 +131,12 @@ for (let f = 0; f < RUN_FOLDS; f++) {
   trainMs += performance.now() - started;
   trainedMessages += train.length;
   trainedBox ??= box;
-  const verdicts = await classify(box, test);
+  const verdicts = await timed('classify', () => classify(box, test));
   test.forEach((m, i) => { ours[m.group].n++; if (verdicts[i]!.verdict === 'junk') ours[m.group].junk++; });
   const fileOf = (m: CorpusMessage) => files[corpus.indexOf(m)];
-  const said = bogofilterFold(join(bogoRoot, String(f)), { spam: train.filter((m) => m.group === 'spam').map(fileOf), ham: train.filter((m) => m.group !== 'spam').map(fileOf) }, test.map(fileOf));
+  const said = await timed('bogofilter', () => bogofilterFold(join(bogoRoot, String(f)), { spam: train.filter((m) => m.group === 'spam').map(fileOf), ham: train.filter((m) => m.group !== 'spam').map(fileOf) }, test.map(fileOf)));
   test.forEach((m, i) => { bogo[m.group].n++; if (said[i]) bogo[m.group].junk++; });
-  process.stderr.write(`fold ${f + 1}/${RUN_FOLDS}: ${JSON.stringify(ours)}\n`);
+  process.stderr.write(`fold ${f + 1}/${RUN_FOLDS}: ${JSON.stringify(ours)} ${JSON.stringify(phases)}\n`);
 }
 
 // Cold start: a mailbox nobody trained, every easy ham message.
@@ -182,4 +191,5 @@ console.log(JSON.stringify({
   training_ms_per_message: Math.round((trainMs / Math.max(1, trainedMessages)) * 100) / 100,
   classify_ms_5kb: { samples: times.length, p50: Math.round(percentile(times, 50) * 100) / 100, p99: Math.round(percentile(times, 99) * 100) / 100 },
   smtp,
+  phases_ms: phases,
 }));

@@ -7,6 +7,7 @@ import type { BlobContent } from './blobs.js';
 import type { ImapSummary } from '../message/summary.js';
 import type { QueueJob } from '../mailstore/submissions.js';
 import type { PreAcceptance } from '../spam/verdict.js';
+import type { AuthResults } from '../message/auth-results.js';
 
 /**
  * A parsed message as it crosses from the parser to the storage thread: V8's serialization
@@ -26,12 +27,8 @@ export interface InboundAttachment {
   disposition?: string | null;
 }
 
-/** Authentication results of a message that came over SMTP (mailauth), stored with the email. */
-export interface AuthResults {
-  spf: { result: string; domain?: string | null; [k: string]: unknown } | null;
-  dkim: { result: string; domains?: string[]; [k: string]: unknown } | null;
-  dmarc: { result: string; policy?: string | null; [k: string]: unknown } | null;
-}
+/** Authentication results of a message that came over SMTP (mailauth), stored with the email (message/auth-results.ts). */
+export type { AuthResults };
 
 /** A message in the fields of SPEC.md "Email", as both inbound paths produce it. */
 export interface InboundMessage {
@@ -101,8 +98,9 @@ export interface RawDelivery {
   /** A submission's external recipients, queued when the record is stored (see ExternalCopies). */
   external?: ExternalCopies;
   /**
-   * Sent by a logged-in mailbox owner (submission): nothing to verify, so the parser runs no
-   * SPF/DKIM/DMARC checks (the stored `auth` is null, as for API mail).
+   * Sent by a logged-in mailbox owner (submission), or made by this server (a DSN delivered
+   * locally): nothing to verify, so the parser runs no SPF/DKIM/DMARC checks (the stored `auth` is
+   * null, as for API mail), and the spam filter gives no verdict (DECISIONS.md section 18).
    */
   authenticated?: boolean;
   /** What spam policy decided before the 250 (DECISIONS.md section 18), read by the classify step. */

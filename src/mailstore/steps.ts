@@ -3,7 +3,7 @@
  * given about a message and its recipients, and what it decides per copy.
  */
 import type { Db } from '../db/connection.js';
-import type { Screening } from '../spam/filing.js';
+import type { Screening } from '../spam/verdict.js';
 import type { StoredMessage, Target } from '../ingest/message.js';
 
 /** A queued message ready to be delivered: where its copies go and what they hold. */

@@ -86,7 +86,8 @@ export type RemoteTransmitter = ReturnType<typeof createRemoteTransmitter>;
  * that a loop between forwarders counts its hops. A recipient nobody hosts fails for good (5.1.1).
  */
 export function createLocalTransmitter(deps: { ingest: Ingest; resolve: RecipientResolver; hostname: string; now: () => number }) {
-  return async (itemId: number, from: string, to: string[], raw: Buffer): Promise<TryResult> => {
+  /** `ours`: a message this server made (a DSN), delivered like submitted mail: nothing to verify, no spam verdict (DECISIONS.md section 18). */
+  return async (itemId: number, from: string, to: string[], raw: Buffer, ours = false): Promise<TryResult> => {
     const results: RcptResult[] = [];
     const recipients: Parameters<Ingest['acceptRaw']>[0]['recipients'] = [];
     for (const rcpt of to) {
@@ -102,7 +103,7 @@ export function createLocalTransmitter(deps: { ingest: Ingest; resolve: Recipien
     try {
       await deps.ingest.acceptRaw({
         raw: { chunks: [head, message], length: size }, size, mailFrom: from || null, recipients,
-        remoteAddress: '127.0.0.1', heloName: deps.hostname, tls: false, receivedAt: now,
+        remoteAddress: '127.0.0.1', heloName: deps.hostname, tls: false, receivedAt: now, ...(ours ? { authenticated: true } : {}),
       });
       for (const r of recipients) results.push({ rcpt: r.address, outcome: 'sent', response: '250 2.0.0 delivered locally' });
     } catch (err) {

@@ -246,7 +246,7 @@ export function createOutboundWorker(deps: {
         original: ready.original, o: { counted: false, dsn: ready.dsn } };
     }
     const result = (await deps.isHosted(g.domain))
-      ? await deps.local(first.id, ready.mailFrom, rcpts, ready.raw)
+      ? await deps.local(first.id, ready.mailFrom, rcpts, ready.raw, first.kind === 'dsn')
       : await deps.remote(g.domain, ready.mailFrom, rcpts, ready.raw);
     return { result, original: ready.original, o: { counted: true, dsn: true } };
   }

@@ -90,7 +90,9 @@ export function createRawParser({ hostname, authenticate, logger, spool }: {
     const [parsed, auth] = await Promise.all([
       readMime(parseSource(raw, head), logger, spool),
       // Submitted mail comes from a logged-in owner: SPF, DKIM and DMARC would judge our own relay (and wait on DNS).
-      delivery.authenticated ? null : authenticate(raw, { remoteAddress: delivery.remoteAddress, heloName: delivery.heloName, mailFrom: delivery.mailFrom }, head),
+      // Mail verified before the 250 (spam policy's DMARC p=reject check) keeps those results.
+      delivery.authenticated ? null : delivery.spam?.auth
+        ?? authenticate(raw, { remoteAddress: delivery.remoteAddress, heloName: delivery.heloName, mailFrom: delivery.mailFrom }, head),
     ]);
     const ctx = { hostname, head, auth };
     const imap = summaryOf(raw, logger);

@@ -11,13 +11,22 @@ export const THRESHOLD = 5;
 /** Messages of each class a model needs before it is used: below, the tenant's, else rules alone. */
 export const MIN_TRAINED = 10;
 /**
- * Points of a Bayes probability: above 0.5 from THRESHOLD (just over: junk on its own) to twice
- * it, below 0.5 down to minus THRESHOLD; exactly 0.5 (no clue either way) nothing. Chi-square
- * combining is rarely unsure, and on the SpamAssassin corpus a cut at 0.5 kept easy-ham mistakes
- * under 0.1 % (docs/PERFORMANCE.md, "Spam filter").
+ * Bayes probability at and above which the model alone makes a message junk: bogofilter's default
+ * spam_cutoff. Chi-square combining answers near 0 or 1 when the evidence agrees and in between when
+ * it does not; like bogofilter and SpamBayes we count that "unsure" middle as ham, because a missed
+ * spam costs a delete and a misfiled ham can cost a lost message. (At 0.5 the SpamAssassin corpus's
+ * hard ham, newsletters and marketing people asked for, went to Junk one time in eight.)
  */
-function bayesPoints(p: number): number {
-  if (p > 0.5) return THRESHOLD + THRESHOLD * (p - 0.5) / 0.5;
+export const SPAM_CUTOFF = 0.99;
+
+/**
+ * Points of a Bayes probability: from 0 at 0.5 to just under THRESHOLD below SPAM_CUTOFF (unsure:
+ * junk only with other evidence, such as failed authentication), THRESHOLD to twice it from the
+ * cutoff up; below 0.5 down to minus THRESHOLD.
+ */
+export function bayesPoints(p: number): number {
+  if (p >= SPAM_CUTOFF) return THRESHOLD + THRESHOLD * (p - SPAM_CUTOFF) / (1 - SPAM_CUTOFF);
+  if (p > 0.5) return Math.min(THRESHOLD - 0.01, THRESHOLD * (p - 0.5) / (SPAM_CUTOFF - 0.5));
   if (p < 0.5) return -THRESHOLD * (0.5 - p) / 0.5;
   return 0;
 }
@@ -76,10 +85,10 @@ async function modelsOf(db: Kysely<any>, candidates: Candidate[]): Promise<Array
 
 /** The Bayes reason of a probability. */
 function bayesReason(probability: number, clues: number, model: { model: number; spam: number; ham: number }): SpamReason {
-  const points = round(bayesPoints(probability));
+  const points = probability >= SPAM_CUTOFF ? Math.max(THRESHOLD, round(bayesPoints(probability))) : round(bayesPoints(probability));
   const which = model.model === TENANT_MODEL ? 'tenant model' : 'mailbox model';
   return {
-    rule: probability >= 0.5 ? 'BAYES_SPAM' : 'BAYES_HAM', score: points,
+    rule: probability >= SPAM_CUTOFF ? 'BAYES_SPAM' : probability > 0.5 ? 'BAYES_UNSURE' : 'BAYES_HAM', score: points,
     detail: `probability ${probability.toFixed(3)} from ${clues} features (${which}: ${model.spam} spam, ${model.ham} ham trained)`,
   };
 }

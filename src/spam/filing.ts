@@ -1,23 +1,17 @@
 import { sql, type Kysely } from 'kysely';
-import { backendOf } from '../db/backend.js';
 import type { ClassifyStep, Delivery, Placement } from '../mailstore/steps.js';
 import { classifyBuiltin, verdictOf, type Candidate, type SenderRules } from './classify.js';
 import { senderRules } from './reputation.js';
 import type { SpamFilterMode } from './settings.js';
-import type { PreAcceptance, SpamVerdict } from './verdict.js';
+import type { Screening, SpamVerdict } from './verdict.js';
 
 /** The folder junk is filed in, and its keyword (RFC 5788 / Thunderbird). */
 export const JUNK_FOLDER = 'Junk';
 export const JUNK_KEYWORD = '$Junk';
 export const NOT_JUNK_KEYWORD = '$NotJunk';
 
-/** What delivery knows of a message beyond its fields (carried on its Delivery from the envelope). */
-export interface Screening {
-  /** The SMTP side's pre-acceptance result (rspamd's verdict, or 'unavailable'). */
-  pre?: PreAcceptance;
-  /** Mail a logged-in owner sent (submission): not classified. */
-  skip?: boolean;
-}
+/** What delivery knows of a message beyond its fields (defined in verdict.ts, below the pipeline's types). */
+export type { Screening };
 
 /** Verdicts by result in a stored batch (the storage thread reports them; /metrics counts them). */
 export interface VerdictCounts { ham: number; junk: number }
@@ -81,15 +75,14 @@ export function isSpamVerdict(x: unknown): x is SpamVerdict {
   return !!v && typeof v === 'object' && (v.verdict === 'ham' || v.verdict === 'junk') && Array.isArray(v.reasons) && typeof v.score === 'number' && typeof v.threshold === 'number';
 }
 
-/** Keeps the verdicts of stored copies (GET /v1/emails `spam`, the trace header), one statement per few hundred. */
+/**
+ * Keeps the verdicts of stored copies (GET /v1/emails `spam`, the trace header), one multi-row
+ * insert per few hundred (two parameters a row: well under either backend's limit).
+ */
 export async function saveVerdicts(trx: Kysely<any>, rows: Array<{ id: number; verdict: SpamVerdict }>): Promise<void> {
   for (let i = 0; i < rows.length; i += 500) {
     const part = rows.slice(i, i + 500);
-    if (backendOf(trx).kind === 'postgres') {
-      await sql`INSERT INTO email_spam (email_id, verdict) SELECT * FROM unnest(${part.map((r) => r.id)}::bigint[], ${part.map((r) => JSON.stringify(r.verdict))}::text[])`.execute(trx);
-    } else {
-      await sql`INSERT INTO email_spam (email_id, verdict) SELECT j.value ->> 0, j.value ->> 1 FROM json_each(${JSON.stringify(part.map((r) => [r.id, JSON.stringify(r.verdict)]))}) AS j`.execute(trx);
-    }
+    await trx.insertInto('email_spam').values(part.map((r) => ({ email_id: r.id, verdict: JSON.stringify(r.verdict) }))).execute();
   }
 }
 

@@ -5,8 +5,8 @@ import type { Counts } from './chi2.js';
 /** The tenant-wide model's mailbox id (mailbox models use the mailbox's own). */
 export const TENANT_MODEL = 0;
 
-/** Rows per multi-row upsert (5 parameters each, under SQLite's and PostgreSQL's limits). */
-const CHUNK = 1000;
+/** Tokens per statement (each list is one parameter, so this bounds statement size, not a parameter limit). */
+const CHUNK = 5000;
 
 const pg = (db: Kysely<any>) => backendOf(db).kind === 'postgres';
 
@@ -32,23 +32,41 @@ export const spamModelStore = {
   },
 
   /**
-   * Adds a message's tokens to a model (negative deltas take an earlier contribution away; counts
-   * never go below 0), and the message to its totals.
+   * Adds many messages' token deltas to a model at once (a move of 200 messages is one pass, not
+   * 200): `deltas` maps a token to its spam and ham change (negative takes an earlier contribution
+   * away; counts never go below 0), `spam` and `ham` are the change of the model's totals. One upsert
+   * a chunk, the delta as the proposed row: a negative one only ever meets a row that its earlier
+   * contribution made, and the rare token without one is clamped to 0 after.
    */
-  async add(db: Kysely<any>, tenantId: number, model: number, tokens: readonly number[], spam: number, ham: number): Promise<void> {
-    const greatest = pg(db) ? 'GREATEST' : 'max';
-    for (let i = 0; i < tokens.length; i += CHUNK) {
-      const part = tokens.slice(i, i + CHUNK);
+  async addDeltas(db: Kysely<any>, tenantId: number, model: number, deltas: Map<number, [number, number]>, spam: number, ham: number): Promise<void> {
+    const greatest = sql.raw(pg(db) ? 'GREATEST' : 'max');
+    const all = [...deltas];
+    for (let i = 0; i < all.length; i += CHUNK) {
+      const part = all.slice(i, i + CHUNK);
       const source = pg(db)
-        ? sql`SELECT ${tenantId}::bigint, ${model}::bigint, t, ${Math.max(spam, 0)}::bigint, ${Math.max(ham, 0)}::bigint FROM unnest(${part}::bigint[]) AS t`
-        : sql`SELECT ${tenantId}, ${model}, value, ${Math.max(spam, 0)}, ${Math.max(ham, 0)} FROM json_each(${JSON.stringify(part)}) WHERE true`;
+        ? sql`SELECT ${tenantId}::bigint, ${model}::bigint, d.t, d.ds, d.dh
+            FROM unnest(${part.map(([t]) => t)}::bigint[], ${part.map(([, d]) => d[0])}::bigint[], ${part.map(([, d]) => d[1])}::bigint[]) AS d(t, ds, dh)`
+        : sql`SELECT ${tenantId}, ${model}, value ->> 0, value ->> 1, value ->> 2 FROM json_each(${JSON.stringify(part.map(([t, d]) => [t, d[0], d[1]]))}) WHERE true`;
       await sql`INSERT INTO spam_tokens (tenant_id, mailbox_id, token, spam, ham) ${source}
         ON CONFLICT (tenant_id, mailbox_id, token) DO UPDATE SET
-          spam = ${sql.raw(greatest)}(0, spam_tokens.spam + ${spam}), ham = ${sql.raw(greatest)}(0, spam_tokens.ham + ${ham})`.execute(db);
+          spam = ${greatest}(0, spam_tokens.spam + excluded.spam), ham = ${greatest}(0, spam_tokens.ham + excluded.ham)`.execute(db);
+      const taken = part.filter(([, [s, h]]) => s < 0 || h < 0).map(([t]) => t);
+      if (taken.length > 0) {
+        await sql`UPDATE spam_tokens SET spam = ${greatest}(0, spam), ham = ${greatest}(0, ham)
+          WHERE tenant_id = ${tenantId} AND mailbox_id = ${model} AND token IN ${intList(db, taken)} AND (spam < 0 OR ham < 0)`.execute(db);
+      }
     }
     await sql`INSERT INTO spam_totals (tenant_id, mailbox_id, spam, ham) VALUES (${tenantId}, ${model}, ${Math.max(spam, 0)}, ${Math.max(ham, 0)})
       ON CONFLICT (tenant_id, mailbox_id) DO UPDATE SET
-        spam = ${sql.raw(greatest)}(0, spam_totals.spam + ${spam}), ham = ${sql.raw(greatest)}(0, spam_totals.ham + ${ham})`.execute(db);
+        spam = ${greatest}(0, spam_totals.spam + ${spam}), ham = ${greatest}(0, spam_totals.ham + ${ham})`.execute(db);
+  },
+
+  /** What each of `messageIds` contributed to a mailbox's models so far ('spam' or 'ham'; absent: nothing). */
+  async trainedAsMany(db: Kysely<any>, mailboxId: number, messageIds: string[]): Promise<Map<string, 'spam' | 'ham'>> {
+    if (messageIds.length === 0) return new Map();
+    const r = await sql<{ message_id: string; class: string }>`SELECT message_id, class FROM spam_trained
+      WHERE mailbox_id = ${mailboxId} AND message_id IN (${sql.join(messageIds)})`.execute(db);
+    return new Map(r.rows.map((x) => [x.message_id, x.class as 'spam' | 'ham']));
   },
 
   /** What a message contributed to its mailbox's models so far: 'spam', 'ham', or null. */

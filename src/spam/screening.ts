@@ -1,6 +1,5 @@
 import type { Envelope } from '../ingest/message.js';
-import type { Screening } from './filing.js';
-import type { PreAcceptance } from './verdict.js';
+import type { PreAcceptance, Screening } from './verdict.js';
 
 /**
  * What the classify step takes from a queued SMTP envelope: the SMTP side's pre-acceptance result

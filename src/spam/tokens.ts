@@ -1,8 +1,12 @@
 /**
  * The features the builtin classifier counts (DECISIONS.md section 18): words of the subject and
- * body, OSB token pairs (orthogonal sparse bigrams, as rspamd and CRM114 use: each word paired with
- * each of the next four, the gap part of the feature), a few header tokens (sender and reply
- * domains, mailer, content type, list headers) and the hosts of links. Each feature is hashed to a
+ * body, header tokens (sender and reply domains, mailer, content type, which fields the message
+ * has, the relays of its Received fields) and the hosts of links. No word pairs (OSB, as rspamd and CRM114 use): chi-square combining assumes its
+ * clues independent, and a pair restates its two words, so pairs counted the same evidence up to
+ * five times and pushed list and marketing ham past the cutoff (hard ham misfiled 12.4 % with them,
+ * 0.8 % without, on the SpamAssassin corpus at the same cutoff). The header-field names and the
+ * Received relays took spam caught from 89.9 % to 91.8 % and hard ham misfiled from 0.8 % to 0.4 %
+ * (10 folds in memory, bogofilter's 0.99 cutoff). Each feature is hashed to a
  * 53-bit integer (exact in a JS number and in a bigint column), so the token table is narrow.
  */
 
@@ -17,11 +21,10 @@ export interface TokenSource {
 
 /** Body words read at most (a long message's start decides; cost stays bounded). */
 const MAX_WORDS = 1500;
-/** Words paired into OSB features (the pairs cost four features a word). */
-const MAX_OSB_WORDS = 400;
-const OSB_WINDOW = 4;
 const WORD = /[\p{L}\p{N}$€£%!'_-]+/gu;
 const URL_HOST = /\bhttps?:\/\/([a-z0-9.-]+)/gi;
+const RECEIVED_HOST = /\b(?:[a-z0-9-]+\.)+[a-z]{2,}\b/g;
+const IPV4 = /\b(\d{1,3})\.(\d{1,3})\.\d{1,3}\.\d{1,3}\b/g;
 
 /** cyrb53: a fast 53-bit string hash (public domain), uniform enough for feature counting. */
 export function hash53(s: string): number {
@@ -45,6 +48,19 @@ function htmlText(html: string): string {
 /** A header's first value as text (stored header maps hold strings or lists of them; anything else is read as text). */
 const first = (v: unknown): string => String((Array.isArray(v) ? v[0] : v) ?? '');
 const domainOf = (address: string): string => address.slice(address.lastIndexOf('@') + 1).replace(/[>\s].*$/, '').toLowerCase();
+
+/**
+ * The relays a message came through, from its Received fields (SpamBayes' mine_received_headers):
+ * each host name, and each IPv4 address's /16 network (a sender's network, not one host). Ham
+ * comes through the same few relays again and again; spam through ever different ones.
+ */
+function receivedFeatures(received: unknown): string[] {
+  const text = (Array.isArray(received) ? received : [received ?? '']).map(String).join(' ');
+  const out: string[] = [];
+  for (const h of text.toLowerCase().matchAll(RECEIVED_HOST)) out.push(`rh:${h[0]}`);
+  for (const ip of text.matchAll(IPV4)) out.push(`rip:${ip[1]}.${ip[2]}`);
+  return out;
+}
 
 /** Words fit to count: not too short or long, numbers folded to their length (prices and ids vary). */
 function words(text: string, limit: number): string[] {
@@ -75,9 +91,11 @@ export function features(m: TokenSource): string[] {
   if (mailer) for (const w of words(mailer, 4)) set.add(`xm:${w}`);
   const type = first(m.headers['content-type']).split(';')[0].trim().toLowerCase();
   if (type) set.add(`ct:${type}`);
-  for (const name of ['list-id', 'list-unsubscribe', 'precedence', 'in-reply-to', 'references', 'x-priority', 'importance']) {
-    if (m.headers[name] !== undefined) set.add(`h:${name}`);
-  }
+  // Which header fields a message has (as bogofilter and SpamBayes count them): list, reply and
+  // mailer fields tell ham, bulk-mailer fields spam. X-Spam-* fields are someone else's verdict
+  // (delivery removes them; section 18), never a feature.
+  for (const name of Object.keys(m.headers)) if (!name.startsWith('x-spam')) set.add(`h:${name}`);
+  for (const f of receivedFeatures(m.headers.received)) set.add(f);
   const fromName = first(m.headers.from).replace(/<[^>]*>/g, ' ');
   for (const w of words(fromName, 6)) set.add(`fn:${w}`);
   const charset = /charset="?([^";\s]+)/i.exec(first(m.headers['content-type']))?.[1];
@@ -95,12 +113,7 @@ export function features(m: TokenSource): string[] {
       if (labels.length > 2) set.add(`u:${labels.slice(-2).join('.')}`);
     }
   }
-  const body = words(text, MAX_WORDS);
-  for (const w of body) set.add(w);
-  const n = Math.min(body.length, MAX_OSB_WORDS);
-  for (let i = 0; i < n; i++) {
-    for (let d = 1; d <= OSB_WINDOW && i + d < n; d++) set.add(`o${d}:${body[i]} ${body[i + d]}`);
-  }
+  for (const w of words(text, MAX_WORDS)) set.add(w);
   return [...set];
 }
 

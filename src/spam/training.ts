@@ -38,23 +38,39 @@ async function samples(db: Kysely<any>, emailIds: number[]) {
  * Trains the builtin filter on messages (inside the caller's transaction): their features join the
  * spam or ham counts of their mailbox's model and their tenant's. A message is known by its mailbox
  * and Message-ID (an IMAP copy is the same message); trained before the other way, its earlier
- * contribution is taken away first; trained the same way again, nothing changes.
+ * contribution is taken away first; trained the same way again, nothing changes. The batch's
+ * features are summed first, so each model is written once per batch, not once per message.
  */
 export async function trainBuiltin(db: Kysely<any>, emailIds: number[], cls: SpamClass, now: number): Promise<number> {
+  const byMailbox = new Map<number, Awaited<ReturnType<typeof samples>>>();
+  for (const s of await samples(db, emailIds)) byMailbox.set(Number(s.mailbox_id), [...(byMailbox.get(Number(s.mailbox_id)) ?? []), s]);
   let trained = 0;
-  for (const s of await samples(db, emailIds)) {
-    const tenantId = Number(s.tenant_id);
-    const mailboxId = Number(s.mailbox_id);
-    const before = await spamModelStore.trainedAs(db, mailboxId, s.message_id);
-    if (before === cls) continue;
-    const tokens = featureIds({ subject: s.subject, fromEmail: s.from_email, headers: JSON.parse(s.headers), bodyText: s.body_text, bodyHtml: s.body_html });
-    const add = (model: number, c: SpamClass, n: number) => spamModelStore.add(db, tenantId, model, tokens, c === 'spam' ? n : 0, c === 'ham' ? n : 0);
-    for (const model of [mailboxId, TENANT_MODEL]) {
-      if (before) await add(model, before, -1);
-      await add(model, cls, 1);
+  for (const [mailboxId, rows] of byMailbox) {
+    const tenantId = Number(rows[0].tenant_id);
+    const before = await spamModelStore.trainedAsMany(db, mailboxId, rows.map((s) => s.message_id));
+    const deltas = new Map<number, [number, number]>();
+    let spam = 0;
+    let ham = 0;
+    const done = new Set<string>();
+    for (const s of rows) {
+      const was = before.get(s.message_id);
+      if (was === cls || done.has(s.message_id)) continue;
+      done.add(s.message_id);
+      const ds = (cls === 'spam' ? 1 : 0) - (was === 'spam' ? 1 : 0);
+      const dh = (cls === 'ham' ? 1 : 0) - (was === 'ham' ? 1 : 0);
+      spam += ds;
+      ham += dh;
+      for (const t of featureIds({ subject: s.subject, fromEmail: s.from_email, headers: JSON.parse(s.headers), bodyText: s.body_text, bodyHtml: s.body_html })) {
+        const d = deltas.get(t) ?? [0, 0];
+        d[0] += ds;
+        d[1] += dh;
+        deltas.set(t, d);
+      }
+      await spamModelStore.saveTrained(db, { mailboxId, messageId: s.message_id, tenantId, cls, at: now });
+      trained++;
     }
-    await spamModelStore.saveTrained(db, { mailboxId, messageId: s.message_id, tenantId, cls, at: now });
-    trained++;
+    if (done.size === 0) continue;
+    for (const model of [mailboxId, TENANT_MODEL]) await spamModelStore.addDeltas(db, tenantId, model, deltas, spam, ham);
   }
   return trained;
 }

@@ -1,25 +1,17 @@
 import test from 'ava';
 import { startTestApp } from '../helpers/app.js';
-import { pollUntil } from '../helpers/emails.js';
+import { pollUntil, waitForEmails } from '../helpers/emails.js';
 import { provision, sendMail } from '../helpers/smtp.js';
 import { startZone } from '../dns/zone.js';
 
 const raw = (from: string, id: string) => `From: ${from}\r\nTo: fay@rep.test\r\nSubject: news ${id}\r\nMessage-ID: <${id}@client.example>\r\n\r\nHere is the news of the week.\r\n`;
 
-/** The copy with this Message-ID, once stored, in any folder. */
-async function stored(app: Awaited<ReturnType<typeof startTestApp>>, key: string, id: string): Promise<any> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    for (const folder of ['INBOX', 'Junk']) {
-      const list = (await app.get(`/v1/emails?per_page=100&folder=${folder}`, key)).body.data ?? [];
-      for (const e of list) {
-        const full = (await app.get(`/v1/emails/${e.id}`, key)).body.data;
-        if (full.message_id === `<${id}@client.example>`) return { ...full, folder };
-      }
-    }
-    if (Date.now() > deadline) throw new Error(`${id} not stored in time`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+/** The copy of message `id`, once `folder` lists `count` messages (waitForEmails), in full with its folder. */
+async function stored(app: Awaited<ReturnType<typeof startTestApp>>, key: string, id: string, count: number, folder = 'INBOX'): Promise<any> {
+  const list = await waitForEmails(app, key, count, `folder=${folder}`);
+  const item = list.find((e) => e.subject === `news ${id}`);
+  if (!item) throw new Error(`${id} is not in ${folder}: ${JSON.stringify(list.map((e) => e.subject))}`);
+  return { ...(await app.get(`/v1/emails/${item.id}`, key)).body.data, folder: item.folder };
 }
 
 test('authenticated senders: an allow entry counts (ALLOWLIST), a rescued sender becomes KNOWN_CORRESPONDENT, DMARC p=quarantine failing is junk', async (t) => {
@@ -33,7 +25,7 @@ test('authenticated senders: an allow entry counts (ALLOWLIST), a rescued sender
 
   t.is((await app.post('/v1/spam/lists', key, { kind: 'allow', pattern: '@friend.example', mailbox: 'fay@rep.test' })).status, 200);
   await sendMail(app.smtpPort, { from: 'pal@friend.example', to: ['fay@rep.test'] }, raw('Pal <pal@friend.example>', 'f1'));
-  const allowed = await stored(app, key, 'f1');
+  const allowed = await stored(app, key, 'f1', 1);
   t.is(allowed.auth.spf.result, 'pass');
   t.like(allowed.spam, { verdict: 'ham' });
   t.true(allowed.spam.reasons.some((r: any) => r.rule === 'ALLOWLIST'), JSON.stringify(allowed.spam));
@@ -43,11 +35,11 @@ test('authenticated senders: an allow entry counts (ALLOWLIST), a rescued sender
   for (const e of entries) t.is((await app.del(`/v1/spam/lists/${e.id}`, key)).status, 200);
   t.deepEqual((await app.post(`/v1/emails/${allowed.id}/not-junk`, key)).body, { status: 'success' });
   await sendMail(app.smtpPort, { from: 'pal@friend.example', to: ['fay@rep.test'] }, raw('Pal <pal@friend.example>', 'f2'));
-  const known = await stored(app, key, 'f2');
+  const known = await stored(app, key, 'f2', 2);
   t.true(known.spam.reasons.some((r: any) => r.rule === 'KNOWN_CORRESPONDENT'), JSON.stringify(known.spam));
 
   await sendMail(app.smtpPort, { from: 'boss@strict.example', to: ['fay@rep.test'] }, raw('Boss <boss@strict.example>', 'q1'));
-  const quarantined = await stored(app, key, 'q1');
+  const quarantined = await stored(app, key, 'q1', 1, 'Junk');
   t.is(quarantined.auth.dmarc.result, 'fail');
   t.is(quarantined.folder, 'Junk');
   t.like(quarantined.spam, { verdict: 'junk' });

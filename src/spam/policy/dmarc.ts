@@ -2,7 +2,7 @@ import { open } from 'node:fs/promises';
 import { domainToASCII } from 'node:url';
 import getDmarcRecord from 'mailauth/lib/dmarc/get-dmarc-record.js';
 import addressparser from 'nodemailer/lib/addressparser';
-import type { RawDelivery } from '../../ingest/types.js';
+import type { AuthResults, RawDelivery } from '../../ingest/types.js';
 import type { Logger } from '../../logger.js';
 import type { Authenticator } from '../../smtp/auth.js';
 import type { DnsLookup } from '../../smtp/dns.js';
@@ -51,28 +51,37 @@ export function appliedPolicy(record: { p?: string; sp?: string; isOrgRecord: bo
  * then refuses it with 550 5.7.1 naming DMARC, unless the From address is on an allow list of a
  * recipient's tenant. Anything that cannot be decided (no single From, DNS failures, a temporary
  * error, a `pct` below 100, which asks for the policy on a sample only) lets the message through:
- * the stored authentication results still tell the filter.
+ * the stored authentication results still tell the filter. A message verified and taken keeps its
+ * results (`auth`): the parser stores them instead of verifying the message a second time.
  */
 export function createDmarcGate({ lookup, authenticate, allowedSender, logger }: {
   lookup: DnsLookup; authenticate: Authenticator; allowedSender: AllowedSender; logger: Logger;
 }) {
-  return async (delivery: RawDelivery): Promise<SmtpReply | null> => {
+  return async (delivery: RawDelivery): Promise<DmarcOutcome> => {
     const head = await headOf(delivery.raw);
     const from = headerFromAddresses(head);
-    if (from.length !== 1) return null;
+    if (from.length !== 1) return {};
     const at = from[0].lastIndexOf('@');
     const domain = domainToASCII(from[0].slice(at + 1).trim().toLowerCase());
-    if (at < 0 || !domain) return null;
+    if (at < 0 || !domain) return {};
     const record = await getDmarcRecord(domain, lookup).catch(() => false as const);
-    if (!record || appliedPolicy(record) !== 'reject') return null;
-    if (record.pct !== undefined && Number(record.pct) < 100) return null;
+    if (!record || appliedPolicy(record) !== 'reject') return {};
+    if (record.pct !== undefined && Number(record.pct) < 100) return {};
     const input = 'chunks' in delivery.raw ? Buffer.concat(delivery.raw.chunks, delivery.raw.length) : { path: delivery.raw.path };
     const results = await authenticate(input, { remoteAddress: delivery.remoteAddress, heloName: delivery.heloName, mailFrom: delivery.mailFrom }, head);
-    if (results.dmarc?.result !== 'fail') return null;
+    // A temporary error may clear by the time the message is parsed: only a decided verification is kept.
+    const auth = results.dmarc?.result === 'temperror' ? {} : { auth: results };
+    if (results.dmarc?.result !== 'fail') return auth;
     const tenantIds = [...new Set(delivery.recipients.map((r) => r.resolution.tenantId))];
-    if (await allowedSender(tenantIds, from[0]).catch(() => false)) return null;
+    if (await allowedSender(tenantIds, from[0]).catch(() => false)) return auth;
     logger.info({ domain, ip: delivery.remoteAddress }, 'smtp message refused by DMARC p=reject');
-    return DMARC_REJECT(domain);
+    return { refuse: DMARC_REJECT(domain) };
   };
 }
 export type DmarcGate = ReturnType<typeof createDmarcGate>;
+
+/** The gate's answer: a refusal, or the message taken, with the results when it was verified. */
+export interface DmarcOutcome {
+  refuse?: SmtpReply;
+  auth?: AuthResults;
+}

@@ -5,7 +5,7 @@ import { countSpamVerdict } from '../metrics.js';
 import { createAuthenticator } from '../../smtp/auth.js';
 import { cachedLookup, createPromiseResolver } from '../../smtp/dns.js';
 import { DNSBL_LISTED, RSPAMD_DEFER, RSPAMD_REJECT } from '../../smtp/replies.js';
-import { createDmarcGate } from './dmarc.js';
+import { createDmarcGate, type DmarcOutcome } from './dmarc.js';
 import { createDnsbl } from './dnsbl.js';
 import { createRspamdCheck } from './rspamd.js';
 import type { AllowedSender, CountRejected, MessageDecision, PreAcceptancePolicy } from './types.js';
@@ -64,25 +64,27 @@ export function createSpamPolicy(deps: SpamPolicyDeps): PreAcceptancePolicy {
 
     async message(delivery, facts): Promise<MessageDecision> {
       // Both asked at once: rspamd's answer is not worth waiting for after a DMARC refusal, nor before it.
-      const [refusal, outcome] = await Promise.all([
+      const [gate, outcome] = await Promise.all([
         dmarc(delivery).catch((err: unknown) => {
           deps.logger.warn({ err }, 'DMARC policy check failed; the message is taken');
-          return null;
+          return {} as DmarcOutcome;
         }),
         rspamd ? rspamd(delivery, facts) : null,
       ]);
-      if (refusal) {
+      if (gate.refuse) {
         countRejected('dmarc');
-        return { refuse: refusal };
+        return { refuse: gate.refuse };
       }
-      if (!outcome) return {};
-      if (outcome === 'unavailable') return { spam: { rspamd: 'unavailable' } };
+      // The results of a verification made here travel with the message: the parser keeps them.
+      const verified = gate.auth ? { auth: gate.auth } : {};
+      if (!outcome) return gate.auth ? { spam: verified } : {};
+      if (outcome === 'unavailable') return { spam: { rspamd: 'unavailable', ...verified } };
       if (outcome.action === 'reject') {
         countRejected('rspamd');
         return { refuse: RSPAMD_REJECT() };
       }
       if (outcome.action === 'defer') return { refuse: RSPAMD_DEFER() };
-      return { spam: { rspamd: outcome.verdict } };
+      return { spam: { rspamd: outcome.verdict, ...verified } };
     },
   };
 }

@@ -62,6 +62,11 @@ test('DMARC fail under p=reject is refused at the end of DATA with 550 5.7.1 nam
   t.is(await refusals(app.httpPort), 2);
   const stored = await waitForEmails(app, key, 3);
   t.deepEqual(stored.map((e) => e.subject).sort(), ['aligned spf', 'p none', 'pct ten']);
+  // Mail verified before the 250 keeps those results: its SPF record was asked for once, not again after the 250.
+  const aligned = (await app.get(`/v1/emails/${stored.find((e) => e.subject === 'aligned spf')!.id}`, key)).body.data;
+  t.like(aligned.auth, { spf: { result: 'pass' }, dmarc: { result: 'pass' } });
+  t.is(zone.queries.filter((q) => q === 'TXT good.example').length, 1, 'one SPF verification for mail checked under p=reject');
+  t.true(zone.queries.filter((q) => q === 'TXT news.example').length >= 1, 'mail not verified before the 250 is verified after it');
 
   // An allow entry of the recipient's tenant waives the refusal (the lists' service, as the REST API stores entries).
   const { tenantId } = await whoIs(app, key);
@@ -92,15 +97,19 @@ test('the gate looks up only the DMARC record when the policy is not reject, ver
     };
   };
 
-  t.is(await gate(delivery('alice@quiet.example')), null);
+  t.deepEqual(await gate(delivery('alice@quiet.example')), {});
   t.deepEqual(zone.queries.filter((q) => q.includes('quiet.example')), ['TXT _dmarc.quiet.example'], 'no SPF or DKIM lookups for a domain without a reject policy');
 
   const refused = await gate(delivery('alice@sender.example'));
-  t.is(refused?.responseCode, 550);
+  t.is(refused.refuse?.responseCode, 550);
+  t.is(refused.auth, undefined);
   t.true(zone.queries.includes('TXT sender.example'), 'under p=reject the message is verified (SPF looked up)');
 
   allowed.add('alice@sender.example');
-  t.is(await gate(delivery('alice@sender.example')), null, 'an allow-list entry of the recipient\'s tenant lets it through');
+  const waived = await gate(delivery('alice@sender.example'));
+  t.is(waived.refuse, undefined, 'an allow-list entry of the recipient\'s tenant lets it through');
+  t.is(waived.auth?.dmarc?.result, 'fail', 'with the results of its verification, for the parser to keep');
+  t.is((await gate(delivery('alice@good.example'))).auth?.dmarc?.result, 'pass');
 });
 
 test('the From addresses of a header block, as mailauth reads them', (t) => {
