@@ -1,7 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Selectable } from 'kysely';
 import type { Db } from '../db/connection.js';
-import type { VacationSettingsTable } from '../db/tables/sieve-store.js';
 import type { Logger } from '../logger.js';
 import { folderStore } from '../mailstore/folder-store.js';
 import type { Classified, Delivery, Filtered, Placement, Recipient } from '../mailstore/steps.js';
@@ -49,21 +47,29 @@ const junkOf = (p: Placement) => p.folder === 'Junk' || p.keywords.includes('$Ju
  */
 export async function sieveFilter(trx: Db, d: Delivery, recipients: Recipient[], classified: Classified, now: number): Promise<Filtered & { errors: FilterError[] }> {
   const out: Filtered & { errors: FilterError[] } = { placements: [...classified], effects: { redirects: [], replies: [] }, errors: [] };
-  const batch = await batchLookups(trx, recipients.map((r) => r.mailboxId), now);
-  const scriptOf = batch.scripts;
-  const vacationOf = new Map<number, VacationRow>();
-  for (const r of recipients) {
-    const v = batch.vacations.get(r.mailboxId);
-    if (v && vacationActive(v.start_date, v.end_date, now)) vacationOf.set(r.mailboxId, v);
-  }
-  const mine = recipients.map((r, i) => ({ r, i })).filter(({ r }) => scriptOf.get(r.mailboxId) || vacationOf.has(r.mailboxId));
+  const ids = recipients.map((r) => r.mailboxId);
+  const [scripts, vacations] = await Promise.all([
+    trx.selectFrom('sieve_scripts').select(['id', 'mailbox_id', 'script', 'updated_at']).where('active', '=', 1).where('mailbox_id', 'in', ids).execute(),
+    trx.selectFrom('vacation_settings').selectAll().where('enabled', '=', 1).where('mailbox_id', 'in', ids).execute(),
+  ]);
+  if (scripts.length === 0 && vacations.length === 0) return out;
+  const scriptOf = new Map(scripts.map((s) => [Number(s.mailbox_id), s]));
+  const vacationOf = new Map(vacations.filter((v) => vacationActive(v.start_date, v.end_date, now)).map((v) => [Number(v.mailbox_id), v]));
+  const mine = recipients.map((r, i) => ({ r, i })).filter(({ r }) => scriptOf.has(r.mailboxId) || vacationOf.has(r.mailboxId));
   if (mine.length === 0) return out;
-  await batch.mailboxes(mine.map(({ r }) => r.mailboxId));
-  const rawRow = d.kind === 'smtp' ? await trx.selectFrom('inbound').select('raw').where('id', '=', d.id).executeTakeFirst() : undefined;
+  const boxes = mine.map(({ r }) => r.mailboxId);
+  await folderStore.ensureDefaults(trx, boxes, now);
+  const [addresses, folderRows, rawRow] = await Promise.all([
+    trx.selectFrom('mailboxes').select(['id', 'address']).where('id', 'in', boxes).execute(),
+    trx.selectFrom('folders').select(['mailbox_id', 'name']).where('mailbox_id', 'in', boxes).execute(),
+    d.kind === 'smtp' ? trx.selectFrom('inbound').select('raw').where('id', '=', d.id).executeTakeFirst() : Promise.resolve(undefined),
+  ]);
   // SMTP bytes from the queue row; mail kept in a file (large, SQLite) and API mail are judged by a rendering.
   const raw = rawRow?.raw ? Buffer.from(rawRow.raw) : renderForFilter(d.message, recipients[0]?.address ?? '');
   const fields = headerFields(raw);
-  const { addressOf, folders } = batch;
+  const addressOf = new Map(addresses.map((a) => [Number(a.id), a.address]));
+  const folders = new Map<number, Set<string>>();
+  for (const f of folderRows) folders.set(Number(f.mailbox_id), (folders.get(Number(f.mailbox_id)) ?? new Set<string>()).add(f.name));
   let redirects = 0;
 
   for (const { r, i } of mine) {
@@ -169,62 +175,6 @@ export async function sieveFilter(trx: Db, d: Delivery, recipients: Recipient[],
     }
     return placement;
   }
-}
-
-type ScriptRow = { id: number; mailbox_id: number; script: string; updated_at: number };
-type VacationRow = Selectable<VacationSettingsTable>;
-
-/**
- * What the filter step reads of a batch's recipients, read once per batch transaction: every
- * message of a batch sees the same scripts, vacation settings, addresses and folders (the batch's
- * transaction isolates them from changes made meanwhile), so a mailbox's rows are read at its
- * first message and reused by the rest (a folder that `fileinto :create` makes is added here too).
- */
-interface BatchLookups {
-  /** Active script by mailbox; null when the mailbox has none. */
-  scripts: Map<number, ScriptRow | null>;
-  /** Enabled vacation settings by mailbox; null when off. */
-  vacations: Map<number, VacationRow | null>;
-  addressOf: Map<number, string>;
-  folders: Map<number, Set<string>>;
-  /** Makes sure the address and folders (default ones made first) of these mailboxes are read. */
-  mailboxes(ids: number[]): Promise<void>;
-}
-
-const batches = new WeakMap<Db, BatchLookups>();
-
-async function batchLookups(trx: Db, ids: number[], now: number): Promise<BatchLookups> {
-  let b = batches.get(trx);
-  if (!b) {
-    const made: BatchLookups = {
-      scripts: new Map(), vacations: new Map(), addressOf: new Map(), folders: new Map(),
-      async mailboxes(boxes) {
-        const missing = [...new Set(boxes)].filter((m) => !made.addressOf.has(m));
-        if (missing.length === 0) return;
-        await folderStore.ensureDefaults(trx, missing, now);
-        const [addresses, folderRows] = await Promise.all([
-          trx.selectFrom('mailboxes').select(['id', 'address']).where('id', 'in', missing).execute(),
-          trx.selectFrom('folders').select(['mailbox_id', 'name']).where('mailbox_id', 'in', missing).execute(),
-        ]);
-        for (const a of addresses) made.addressOf.set(Number(a.id), a.address);
-        for (const m of missing) made.folders.set(m, new Set<string>());
-        for (const f of folderRows) made.folders.get(Number(f.mailbox_id))?.add(f.name);
-      },
-    };
-    batches.set(trx, made);
-    b = made;
-  }
-  const unknown = [...new Set(ids)].filter((m) => !b!.scripts.has(m));
-  if (unknown.length > 0) {
-    const [scripts, vacations] = await Promise.all([
-      trx.selectFrom('sieve_scripts').select(['id', 'mailbox_id', 'script', 'updated_at']).where('active', '=', 1).where('mailbox_id', 'in', unknown).execute(),
-      trx.selectFrom('vacation_settings').selectAll().where('enabled', '=', 1).where('mailbox_id', 'in', unknown).execute(),
-    ]);
-    for (const m of unknown) { b.scripts.set(m, null); b.vacations.set(m, null); }
-    for (const sc of scripts) b.scripts.set(Number(sc.mailbox_id), sc as ScriptRow);
-    for (const v of vacations) b.vacations.set(Number(v.mailbox_id), v);
-  }
-  return b;
 }
 
 /** Claims the one reply per sender and period (vacation_replies, migration 027), inside the batch's transaction. */

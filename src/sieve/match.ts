@@ -9,7 +9,7 @@ export interface Matcher {
   relation: Relation;
 }
 
-const asciiLower = (s: string): string => (/[A-Z]/.test(s) ? s.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : s);
+const asciiLower = (s: string): string => s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
 
 function fold(comparator: string, s: string): string {
   return comparator === 'i;ascii-casemap' ? asciiLower(s) : s;
@@ -33,16 +33,6 @@ export function compare(comparator: string, a: string, b: string): number {
   const x = Buffer.from(fold(comparator, a));
   const y = Buffer.from(fold(comparator, b));
   return Math.sign(Buffer.compare(x, y));
-}
-
-/**
- * Equality under a comparator, as compare() would find it, without encoding both sides: the
- * strings here are well-formed (decoded from UTF-8 bytes or a script's UTF-8 text), and for
- * well-formed strings equal folded strings are exactly equal octets.
- */
-function equal(comparator: string, a: string, b: string): boolean {
-  if (comparator === 'i;ascii-numeric') return compare(comparator, a, b) === 0;
-  return fold(comparator, a) === fold(comparator, b);
 }
 
 export function relate(relation: Relation, order: number): boolean {
@@ -131,7 +121,7 @@ function containsCasemap(value: string, key: string): boolean {
 /** One value against one key. Returns null for no match, else the match captures (possibly empty). */
 export function matchOne(m: Matcher, value: string, key: string, wantCaptures: boolean): string[] | null {
   switch (m.type) {
-    case 'is': return equal(m.comparator, value, key) ? [] : null;
+    case 'is': return compare(m.comparator, value, key) === 0 ? [] : null;
     case 'contains':
       if (m.comparator === 'i;ascii-casemap') return containsCasemap(value, key) ? [] : null;
       return value.includes(key) ? [] : null;

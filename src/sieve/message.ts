@@ -37,15 +37,15 @@ export class SieveMessage {
     return this.headers.filter((h) => h.name.toLowerCase() === lower).map((h) => h.raw);
   }
 
-  /** Decoded values (RFC 2047), leading and trailing white space removed (cached: do not change it). */
-  values(name: string): readonly string[] {
+  /** Decoded values (RFC 2047), leading and trailing white space removed. */
+  values(name: string): string[] {
     const key = name.toLowerCase();
     let values = this.valueCache.get(key);
     if (!values) {
       values = this.rawValues(name).map((v) => decodeWords(v).trim());
       this.valueCache.set(key, values);
     }
-    return values;
+    return [...values];
   }
 
   has(name: string): boolean {

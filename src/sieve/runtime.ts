@@ -93,13 +93,6 @@ export class Runtime {
   }
 
   matcher(call: Call): Matcher {
-    // A call's comparator and match type are literal (never expanded), so each is worked out once.
-    let m = matchers.get(call);
-    if (!m) { m = this.matcherOf(call); matchers.set(call, m); }
-    return m;
-  }
-
-  private matcherOf(call: Call): Matcher {
     // The string test compares octets unless told otherwise (as Pigeonhole does); every other test folds case.
     const fallback = call.name === 'string' ? 'i;octet' : 'i;ascii-casemap';
     const comparator = (this.literal(call.tags.get('comparator')) || fallback).toLowerCase();
@@ -112,7 +105,7 @@ export class Runtime {
   }
 
   /** Whether any value matches any key under the call's match type; sets match variables on :matches. */
-  matchValues(call: Call, values: readonly string[], keys: readonly string[], setsMatchVariables = true): boolean {
+  matchValues(call: Call, values: string[], keys: string[], setsMatchVariables = true): boolean {
     const m = this.matcher(call);
     if (m.type === 'count') {
       const count = String(values.length);
@@ -136,9 +129,6 @@ export class Runtime {
     this.actions.push(action);
   }
 }
-
-/** The matcher of each call of a compiled script (runtime.ts matcher()). */
-const matchers = new WeakMap<Call, Matcher>();
 
 /** IMAP flag lists: space-separated, deduplicated case-insensitively (RFC 5232 3). */
 export function flagList(strings: string[]): string[] {

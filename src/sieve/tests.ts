@@ -16,7 +16,7 @@ function partOf(call: Call): AddressPart {
 }
 
 /** Header values of a name, narrowed by :index/:last (RFC 5260 6). */
-function indexed<T>(call: Call, values: readonly T[]): readonly T[] {
+function indexed<T>(call: Call, values: T[]): T[] {
   const idx = call.tags.get('index');
   if (!idx || idx.kind !== 'number') return values;
   const n = idx.value;
@@ -76,8 +76,7 @@ export const TESTS: Record<string, TestSpec> = {
     tags: { ...MATCHING, ...INDEX_TAGS },
     check: (call) => checkHeaderNames(call.positional[0]),
     evaluate(call, rt) {
-      const names = rt.strings(call.positional[0]);
-      const values = names.length === 1 ? indexed(call, rt.message.values(names[0])) : names.flatMap((h) => indexed(call, rt.message.values(h)));
+      const values = rt.strings(call.positional[0]).flatMap((h) => indexed(call, rt.message.values(h)));
       return rt.matchValues(call, values, rt.strings(call.positional[1]));
     },
   },
