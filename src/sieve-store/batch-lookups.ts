@@ -1,5 +1,6 @@
 import type { Selectable } from 'kysely';
 import type { Db } from '../db/connection.js';
+import { DEFAULT_FOLDERS } from '../db/migrations/010_folders.js';
 import { folderStore } from '../mailstore/folder-store.js';
 import type { VacationSettingsTable } from './tables.js';
 
@@ -38,21 +39,27 @@ export class BatchLookups {
     return new Map(ids.map((id) => [id, this.filters.get(id)!]));
   }
 
-  /** The addresses and folders of filtering mailboxes, their default folders made first (once per batch). */
+  /** The addresses and folders of filtering mailboxes, their default folders made when some are missing (once per batch). */
   async boxesOf(ids: readonly number[], now: number): Promise<Map<number, FilteringBox>> {
     const missing = [...new Set(ids.filter((id) => !this.boxes.has(id)))];
     if (missing.length > 0) {
-      await folderStore.ensureDefaults(this.trx, missing, now);
       const addresses = await this.trx.selectFrom('mailboxes').select(['id', 'address']).where('id', 'in', missing).execute();
       const folders = await this.trx.selectFrom('folders').select(['mailbox_id', 'name']).where('mailbox_id', 'in', missing).execute();
       for (const id of missing) this.boxes.set(id, { address: undefined, folders: new Set<string>() });
       for (const a of addresses) this.boxes.get(Number(a.id))!.address = a.address;
       for (const f of folders) this.boxes.get(Number(f.mailbox_id))!.folders.add(f.name);
+      // The default folders exist for nearly every mailbox: the insert (a write) only for one that lacks some.
+      const lacking = missing.filter((id) => DEFAULT_NAMES.some((n) => !this.boxes.get(id)!.folders.has(n)));
+      if (lacking.length > 0) {
+        await folderStore.ensureDefaults(this.trx, lacking, now);
+        for (const id of lacking) for (const n of DEFAULT_NAMES) this.boxes.get(id)!.folders.add(n);
+      }
     }
     return new Map(ids.map((id) => [id, this.boxes.get(id)!]));
   }
 }
 
+const DEFAULT_NAMES = DEFAULT_FOLDERS.map(([name]) => name);
 const perTransaction = new WeakMap<Db, BatchLookups>();
 
 /** The lookups of the batch whose transaction is `trx`. */

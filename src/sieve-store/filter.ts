@@ -3,7 +3,6 @@ import type { Db } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import { folderStore } from '../mailstore/folder-store.js';
 import type { Classified, Delivery, Filtered, Placement, Recipient, Reply } from '../mailstore/steps.js';
-import { DEFAULT_FOLDERS } from '../db/migrations/010_folders.js';
 import { parseSieve, runSieve, type CompiledScript, type SieveAction } from '../sieve/index.js';
 import { headerFields } from '../vacation/headers.js';
 import { refusalMessage, vacationReply } from '../vacation/reply.js';
@@ -19,7 +18,6 @@ import { vacationActive } from './vacation-window.js';
 export interface FilterError { mailboxId: number; inboundId: number; message: string }
 
 const DAY_MS = 86_400_000;
-const DEFAULT_NAMES = DEFAULT_FOLDERS.map(([name]) => name);
 /** An address a redirect may go to: printable, one @, no spaces or angle brackets. */
 const REDIRECT_ADDRESS = /^[^\s<>@\u0000-\u001f\u007f]{1,64}@[A-Za-z0-9.-]{1,253}$/;
 /** Compiled scripts by id, reused while the script is unchanged. */

@@ -15,6 +15,9 @@ export interface RuntimeHooks {
   spamtest(percent: boolean, rt: Runtime): string;
 }
 
+/** Matchers by call (the compiled script's nodes), read-only once made. */
+const MATCHERS = new WeakMap<Call, Readonly<Matcher>>();
+
 export class Runtime {
   message: SieveMessage;
   readonly variables = new Map<string, string>();
@@ -93,6 +96,13 @@ export class Runtime {
   }
 
   matcher(call: Call): Matcher {
+    // A call's comparator and match type are literals: decided once per compiled call, not per message.
+    let known = MATCHERS.get(call);
+    if (!known) { known = this.matcherOf(call); MATCHERS.set(call, known); }
+    return known;
+  }
+
+  private matcherOf(call: Call): Matcher {
     // The string test compares octets unless told otherwise (as Pigeonhole does); every other test folds case.
     const fallback = call.name === 'string' ? 'i;octet' : 'i;ascii-casemap';
     const comparator = (this.literal(call.tags.get('comparator')) || fallback).toLowerCase();
