@@ -17,6 +17,8 @@ export interface RuntimeHooks {
 
 /** Matchers by call (the compiled script's nodes), read-only once made. */
 const MATCHERS = new WeakMap<Call, Readonly<Matcher>>();
+/** String lists without variables to expand, by argument. */
+const PLAIN_LISTS = new WeakMap<Argument, string[]>();
 
 export class Runtime {
   message: SieveMessage;
@@ -64,7 +66,12 @@ export class Runtime {
 
   strings(arg: Argument): string[] {
     if (arg.kind !== 'list') return [];
-    return arg.items.map((s) => this.expand(s.value));
+    // A list without variables to expand is the same on every run: made once per compiled argument (frozen: shared).
+    const known = PLAIN_LISTS.get(arg);
+    if (known) return known;
+    const out = arg.items.map((s) => this.expand(s.value));
+    if (!this.has('variables') || !arg.items.some((s) => s.value.includes('${'))) PLAIN_LISTS.set(arg, Object.freeze(out) as string[]);
+    return out;
   }
 
   /** Strings exactly as written (comparator names, variable names). */
