@@ -51,3 +51,16 @@ test('a vacation reply from an address of a domain not hosted here leaves unsign
   t.regex(reply.raw.toString('latin1'), /^From: <ann@elsewhere\.example>\r$/m);
   t.false(/^DKIM-Signature:/im.test(reply.raw.toString('latin1')));
 });
+
+test('the REST vacation reply leaves signed by the mailbox domain, and the signature verifies', async (t) => {
+  const world = await startWorld(t, { mailboxes: ['ann'], aliases: {}, env: { MAILSTEAD_LOG_LEVEL: 'silent' } });
+  const { app, key, sink } = world;
+  const put = await app.request('PUT', `/v1/mailboxes/${encodeURIComponent(BOX)}/vacation`, { key, body: { enabled: true, subject: 'Out of office', body: 'Back on Monday.', days: 1 } });
+  t.is(put.status, 200, JSON.stringify(put.body));
+  await sendMail(app.smtpPort, { from: SENDER, to: [BOX] }, message(SENDER, BOX, 'are you there'));
+  const reply = await sink.nth(1);
+  t.is(reply.from, '');
+  t.regex(reply.raw.toString('latin1'), /^Subject: Out of office\r$/m);
+  t.regex(reply.raw.toString('latin1'), /^DKIM-Signature: .*d=alias\.test/m);
+  t.is(await dkimOf(world, reply, ALIAS_DOMAIN), 'pass');
+});
