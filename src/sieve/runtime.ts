@@ -1,7 +1,7 @@
 // The state of one script run on one message: variables, match variables, the internal flag variable,
 // the actions so far and the implicit keep. Bounded: variable sizes, variable count and actions are capped.
 import { SieveFault, type Argument, type Call, type Position } from './ast.js';
-import type { SieveAction, SieveMessageInput } from './api.js';
+import type { SieveAction, SieveMessageInput } from './types.js';
 import type { CommandSpec, Registry, TestSpec } from './spec.js';
 import { SieveMessage } from './message.js';
 import { DETAIL_SEPARATORS } from './address.js';
