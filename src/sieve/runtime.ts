@@ -2,12 +2,60 @@
 // the actions so far and the implicit keep. Bounded: variable sizes, variable count and actions are capped.
 import { SieveFault, type Argument, type Call, type Position } from './ast.js';
 import type { SieveAction, SieveMessageInput } from './types.js';
-import type { CommandSpec, Registry, TestSpec } from './spec.js';
 import { SieveMessage } from './message.js';
 import { DETAIL_SEPARATORS } from './address.js';
 import { matchOne, type Matcher, type Relation } from './match.js';
 
 export const LIMITS = { maxVariableSize: 4096, maxVariables: 255, maxMatchVariables: 33, maxActions: 32, maxRedirects: 4 };
+
+// How a command or test is declared: the arguments it takes (validated at parse time) and what it does
+// (run per message), beside the Runtime it runs against (spec.ts names them for the rest of the engine).
+export type ArgKind = 'string' | 'strings' | 'number';
+
+export interface TagSpec {
+  /** The argument the tag takes, if any. */
+  arg?: ArgKind;
+  /** Tags of one group exclude each other (match types, address parts, ...). */
+  group?: string;
+  /** The extension a script must require to use this tag. */
+  ext?: string;
+}
+
+interface BaseSpec {
+  /** Any one of these extensions must be required to use it (none: base language). */
+  ext?: string[];
+  tags?: Record<string, TagSpec>;
+  /** Accepted positional argument shapes (first that fits wins). */
+  positional: ArgKind[][];
+  /** Extra checks at parse time; throw SieveFault to refuse. */
+  check?(call: Call, ctx: CheckContext): void;
+}
+
+export interface CommandSpec extends BaseSpec {
+  /** 0: no test; 1: exactly one test. */
+  tests?: 0 | 1;
+  block?: boolean;
+  exec(call: Call, rt: Runtime): void;
+}
+
+export interface TestSpec extends BaseSpec {
+  /** 'one' for not, 'list' for allof/anyof. */
+  tests?: 'one' | 'list';
+  evaluate(call: Call, rt: Runtime): boolean;
+}
+
+export interface Registry {
+  /** Extensions a script may require. */
+  extensions: ReadonlySet<string>;
+  commands: ReadonlyMap<string, CommandSpec>;
+  tests: ReadonlyMap<string, TestSpec>;
+}
+
+export interface CheckContext {
+  required: ReadonlySet<string>;
+  /** Variable names set so far (variables: at most 255 in a script). */
+  declared: Set<string>;
+}
 
 /** Things the environment answers; the conformance harness replaces some of them. */
 export interface RuntimeHooks {
