@@ -5,6 +5,8 @@
  * is a ratio of at least 0.9 for both. Prints one JSON line.
  *
  * Usage: node --import tsx scripts/bench/sieve-delivery.ts [--warmup=2] [--seconds=10] [--connections=10]
+ * BENCH_MAIN=path/to/main.js runs that build instead (a copy of an earlier dist/, to compare
+ * before and after in turn on the same host).
  * Bounded: every phase has its duration and every wait a deadline.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -27,7 +29,7 @@ const SCRIPT = ['require ["fileinto", "imap4flags", "envelope", "mailbox"];',
 
 /** The server (as `npm start` runs it) on `dataDir`, once it logged its HTTP and SMTP ports (60 s at most). */
 function startServer(dataDir: string): Promise<{ base: string; smtpPort: number; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, serverArgs(), { cwd: ROOT, env: { ...process.env, ...startEnv(), ...benchEnv(dataDir) }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, serverArgs(process.env.BENCH_MAIN || undefined), { cwd: ROOT, env: { ...process.env, ...startEnv(), ...benchEnv(dataDir) }, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   return new Promise((resolve, reject) => {
     let out = '';

@@ -2,14 +2,16 @@ import { createHash } from 'node:crypto';
 import type { Db } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import { folderStore } from '../mailstore/folder-store.js';
-import type { Classified, Delivery, Filtered, Placement, Recipient } from '../mailstore/steps.js';
+import type { Classified, Delivery, Filtered, Placement, Recipient, Reply } from '../mailstore/steps.js';
 import { parseSieve, runSieve, type CompiledScript, type SieveAction } from '../sieve/index.js';
 import { headerFields } from '../vacation/headers.js';
 import { refusalMessage, vacationReply } from '../vacation/reply.js';
 import { noReplyReason } from '../vacation/rules.js';
+import { batchLookups, type ActiveScript, type MailboxFilters } from './batch-lookups.js';
 import { MAX_REDIRECTS } from './limits.js';
 import { cleanFlags, folderName } from './placement.js';
 import { renderForFilter } from './render.js';
+import { signReply } from './sign-reply.js';
 import { vacationActive } from './vacation-window.js';
 
 /** A script that failed on a message (the copy was kept in INBOX), for the log. */
@@ -47,30 +49,31 @@ const junkOf = (p: Placement) => p.folder === 'Junk' || p.keywords.includes('$Ju
  */
 export async function sieveFilter(trx: Db, d: Delivery, recipients: Recipient[], classified: Classified, now: number): Promise<Filtered & { errors: FilterError[] }> {
   const out: Filtered & { errors: FilterError[] } = { placements: [...classified], effects: { redirects: [], replies: [] }, errors: [] };
-  const ids = recipients.map((r) => r.mailboxId);
-  const [scripts, vacations] = await Promise.all([
-    trx.selectFrom('sieve_scripts').select(['id', 'mailbox_id', 'script', 'updated_at']).where('active', '=', 1).where('mailbox_id', 'in', ids).execute(),
-    trx.selectFrom('vacation_settings').selectAll().where('enabled', '=', 1).where('mailbox_id', 'in', ids).execute(),
-  ]);
-  if (scripts.length === 0 && vacations.length === 0) return out;
-  const scriptOf = new Map(scripts.map((s) => [Number(s.mailbox_id), s]));
-  const vacationOf = new Map(vacations.filter((v) => vacationActive(v.start_date, v.end_date, now)).map((v) => [Number(v.mailbox_id), v]));
+  const lookups = batchLookups(trx);
+  const filters = await lookups.filtersOf(recipients.map((r) => r.mailboxId));
+  const scriptOf = new Map<number, ActiveScript>();
+  const vacationOf = new Map<number, NonNullable<MailboxFilters['vacation']>>();
+  for (const [id, f] of filters) {
+    if (f.script) scriptOf.set(id, f.script);
+    if (f.vacation && vacationActive(f.vacation.start_date, f.vacation.end_date, now)) vacationOf.set(id, f.vacation);
+  }
   const mine = recipients.map((r, i) => ({ r, i })).filter(({ r }) => scriptOf.has(r.mailboxId) || vacationOf.has(r.mailboxId));
   if (mine.length === 0) return out;
-  const boxes = mine.map(({ r }) => r.mailboxId);
-  await folderStore.ensureDefaults(trx, boxes, now);
-  const [addresses, folderRows, rawRow] = await Promise.all([
-    trx.selectFrom('mailboxes').select(['id', 'address']).where('id', 'in', boxes).execute(),
-    trx.selectFrom('folders').select(['mailbox_id', 'name']).where('mailbox_id', 'in', boxes).execute(),
-    d.kind === 'smtp' ? trx.selectFrom('inbound').select('raw').where('id', '=', d.id).executeTakeFirst() : Promise.resolve(undefined),
-  ]);
+  const boxes = await lookups.boxesOf(mine.map(({ r }) => r.mailboxId), now);
+  const rawRow = d.kind === 'smtp' ? await trx.selectFrom('inbound').select('raw').where('id', '=', d.id).executeTakeFirst() : undefined;
   // SMTP bytes from the queue row; mail kept in a file (large, SQLite) and API mail are judged by a rendering.
   const raw = rawRow?.raw ? Buffer.from(rawRow.raw) : renderForFilter(d.message, recipients[0]?.address ?? '');
-  const fields = headerFields(raw);
-  const addressOf = new Map(addresses.map((a) => [Number(a.id), a.address]));
-  const folders = new Map<number, Set<string>>();
-  for (const f of folderRows) folders.set(Number(f.mailbox_id), (folders.get(Number(f.mailbox_id)) ?? new Set<string>()).add(f.name));
+  // The header fields refusals and vacation replies read, parsed only when one is made.
+  let parsedFields: Map<string, string[]> | null = null;
+  const fieldsOf = () => (parsedFields ??= headerFields(raw));
   let redirects = 0;
+  /** Each reply's From address, whose domain signs it. */
+  const fromOf = new Map<Reply, string>();
+  const reply = (r: Recipient, to: string, bytes: Buffer, from: string) => {
+    const item: Reply = { recipient: r, to, raw: bytes };
+    fromOf.set(item, from);
+    out.effects.replies.push(item);
+  };
 
   for (const { r, i } of mine) {
     try {
@@ -80,12 +83,23 @@ export async function sieveFilter(trx: Db, d: Delivery, recipients: Recipient[],
       out.placements[i] = { folder: 'INBOX', keywords: [] };
     }
   }
+  // Replies leave signed by their From domain (refusals from its MAILER-DAEMON); one that cannot be signed still goes.
+  for (const reply of out.effects.replies) {
+    const from = fromOf.get(reply);
+    if (!from) continue;
+    try {
+      reply.raw = await signReply(trx, reply.raw, from, now);
+    } catch (err) {
+      out.errors.push({ mailboxId: reply.recipient.mailboxId, inboundId: d.id, message: `reply not signed: ${(err as Error)?.message ?? String(err)}` });
+    }
+  }
   return out;
 
   async function filterOne(r: Recipient, base: Placement): Promise<Placement | null> {
-    const mailbox = addressOf.get(r.mailboxId);
-    if (!mailbox) return base;
-    const boxFolders = folders.get(r.mailboxId) ?? new Set<string>(['INBOX']);
+    const box = boxes.get(r.mailboxId);
+    const mailbox = box?.address;
+    if (!box || !mailbox) return base;
+    const boxFolders = box.folders;
     const junk = junkOf(base);
     let actions: SieveAction[] = [{ type: 'keep', flags: [] }];
     const script = scriptOf.get(r.mailboxId);
@@ -131,10 +145,11 @@ export async function sieveFilter(trx: Db, d: Delivery, recipients: Recipient[],
           const sender = d.mailFrom;
           if (!sender || /^mailer-daemon@/i.test(sender)) break; // never to <> (RFC 5429 2.1)
           const end = raw.indexOf('\r\n\r\n');
-          out.effects.replies.push({ recipient: r, to: sender, raw: refusalMessage({
+          // From the mailbox domain's MAILER-DAEMON (vacation/reply.ts): that domain signs.
+          reply(r, sender, refusalMessage({
             mailbox, to: sender, reason: a.reason, originalHeaders: raw.subarray(0, end < 0 ? Math.min(raw.length, 64 * 1024) : end).toString('utf8'),
-            originalSubject: fields.get('subject')?.[0] ?? '', now: new Date(now),
-          }) });
+            originalSubject: fieldsOf().get('subject')?.[0] ?? '', now: new Date(now),
+          }), mailbox);
           break;
         }
         case 'discard':
@@ -142,15 +157,16 @@ export async function sieveFilter(trx: Db, d: Delivery, recipients: Recipient[],
         case 'vacation': {
           vacationDone = true;
           const sender = d.mailFrom;
-          if (noReplyReason({ sender, fields, ownAddresses: [mailbox, ...a.addresses], junk }) !== null) break;
+          if (noReplyReason({ sender, fields: fieldsOf(), ownAddresses: [mailbox, ...a.addresses], junk }) !== null) break;
           // RFC 5230 4.2: without :handle, replies with the same reason and subject share one memory. A digest: any text, fixed length.
           const handle = `sieve:${createHash('sha256').update(a.handle ?? `${a.subject ?? ''}\n${a.reason}`).digest('hex')}`;
           if (!(await claimReply(trx, r.mailboxId, sender!, handle, now, now + Math.max(60, a.seconds) * 1000))) break;
-          out.effects.replies.push({ recipient: r, to: sender!, raw: vacationReply({
-            from: a.from ? a.from.replace(/^.*<([^>]+)>.*$/, '$1') : mailbox, to: sender!, subject: a.subject ?? null,
-            originalSubject: fields.get('subject')?.[0] ?? '', reason: a.reason, mime: a.mime,
-            originalMessageId: fields.get('message-id')?.[0] ?? null, originalReferences: fields.get('references')?.[0] ?? null, now: new Date(now),
-          }) });
+          const from = a.from ? a.from.replace(/^.*<([^>]+)>.*$/, '$1') : mailbox;
+          reply(r, sender!, vacationReply({
+            from, to: sender!, subject: a.subject ?? null,
+            originalSubject: fieldsOf().get('subject')?.[0] ?? '', reason: a.reason, mime: a.mime,
+            originalMessageId: fieldsOf().get('message-id')?.[0] ?? null, originalReferences: fieldsOf().get('references')?.[0] ?? null, now: new Date(now),
+          }), from);
           break;
         }
       }
@@ -165,12 +181,12 @@ export async function sieveFilter(trx: Db, d: Delivery, recipients: Recipient[],
     const v = vacationOf.get(r.mailboxId);
     if (v && byFolder.has('INBOX') && !vacationDone) {
       const sender = d.mailFrom;
-      if (noReplyReason({ sender, fields, ownAddresses: [mailbox], junk }) === null
+      if (noReplyReason({ sender, fields: fieldsOf(), ownAddresses: [mailbox], junk }) === null
         && await claimReply(trx, r.mailboxId, sender!, 'rest', now, now + Number(v.days) * DAY_MS)) {
-        out.effects.replies.push({ recipient: r, to: sender!, raw: vacationReply({
-          from: mailbox, to: sender!, subject: v.subject, originalSubject: fields.get('subject')?.[0] ?? '', reason: v.body, mime: false,
-          originalMessageId: fields.get('message-id')?.[0] ?? null, originalReferences: fields.get('references')?.[0] ?? null, now: new Date(now),
-        }) });
+        reply(r, sender!, vacationReply({
+          from: mailbox, to: sender!, subject: v.subject, originalSubject: fieldsOf().get('subject')?.[0] ?? '', reason: v.body, mime: false,
+          originalMessageId: fieldsOf().get('message-id')?.[0] ?? null, originalReferences: fieldsOf().get('references')?.[0] ?? null, now: new Date(now),
+        }), mailbox);
       }
     }
     return placement;

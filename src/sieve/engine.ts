@@ -1,7 +1,7 @@
 // Parse once, run per message. A compiled script keeps its validated calls and the registry it was
 // checked against; a run never throws: a runtime error becomes the outcome "keep + error".
 import { SieveFault, type Call, type CommandNode } from './ast.js';
-import type { CompiledScript, ParseResult, SieveError, SieveAction, SieveMessageInput, SieveOutcome } from './api.js';
+import type { CompiledScript, ParseResult, SieveError, SieveAction, SieveMessageInput, SieveOutcome } from './types.js';
 import type { Registry } from './spec.js';
 import { parse, SyntaxError as PeggySyntaxError } from './grammar.generated.js';
 import { SieveFaults, validateScript } from './validate.js';

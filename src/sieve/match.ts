@@ -9,7 +9,20 @@ export interface Matcher {
   relation: Relation;
 }
 
-const asciiLower = (s: string): string => s.replace(/[A-Z]+/g, (m) => m.toLowerCase());
+const HAS_UPPER = /[A-Z]/;
+const asciiLower = (s: string): string => (HAS_UPPER.test(s) ? s.replace(/[A-Z]+/g, (m) => m.toLowerCase()) : s);
+/** Lone or paired surrogates: strings holding none compare equal as UTF-8 octets exactly when they are the same string. */
+const SURROGATE = /[\ud800-\udfff]/;
+
+/** :is under i;octet or i;ascii-casemap: equality of the octets, without encoding either side for the common case. */
+function sameOctets(comparator: string, a: string, b: string): boolean {
+  const x = fold(comparator, a);
+  const y = fold(comparator, b);
+  if (x === y) return true;
+  // Without surrogates UTF-8 encoding is one-to-one; with them (a lone one encodes as U+FFFD) the octets decide.
+  if (!SURROGATE.test(x) && !SURROGATE.test(y)) return false;
+  return Buffer.compare(Buffer.from(x), Buffer.from(y)) === 0;
+}
 
 function fold(comparator: string, s: string): string {
   return comparator === 'i;ascii-casemap' ? asciiLower(s) : s;
@@ -121,7 +134,9 @@ function containsCasemap(value: string, key: string): boolean {
 /** One value against one key. Returns null for no match, else the match captures (possibly empty). */
 export function matchOne(m: Matcher, value: string, key: string, wantCaptures: boolean): string[] | null {
   switch (m.type) {
-    case 'is': return compare(m.comparator, value, key) === 0 ? [] : null;
+    case 'is':
+      if (m.comparator === 'i;octet' || m.comparator === 'i;ascii-casemap') return sameOctets(m.comparator, value, key) ? [] : null;
+      return compare(m.comparator, value, key) === 0 ? [] : null;
     case 'contains':
       if (m.comparator === 'i;ascii-casemap') return containsCasemap(value, key) ? [] : null;
       return value.includes(key) ? [] : null;

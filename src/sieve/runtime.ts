@@ -1,19 +1,72 @@
 // The state of one script run on one message: variables, match variables, the internal flag variable,
 // the actions so far and the implicit keep. Bounded: variable sizes, variable count and actions are capped.
 import { SieveFault, type Argument, type Call, type Position } from './ast.js';
-import type { SieveAction, SieveMessageInput } from './api.js';
-import type { CommandSpec, Registry, TestSpec } from './spec.js';
+import type { SieveAction, SieveMessageInput } from './types.js';
 import { SieveMessage } from './message.js';
 import { DETAIL_SEPARATORS } from './address.js';
 import { matchOne, type Matcher, type Relation } from './match.js';
 
 export const LIMITS = { maxVariableSize: 4096, maxVariables: 255, maxMatchVariables: 33, maxActions: 32, maxRedirects: 4 };
 
+// How a command or test is declared: the arguments it takes (validated at parse time) and what it does
+// (run per message), beside the Runtime it runs against (spec.ts names them for the rest of the engine).
+export type ArgKind = 'string' | 'strings' | 'number';
+
+export interface TagSpec {
+  /** The argument the tag takes, if any. */
+  arg?: ArgKind;
+  /** Tags of one group exclude each other (match types, address parts, ...). */
+  group?: string;
+  /** The extension a script must require to use this tag. */
+  ext?: string;
+}
+
+interface BaseSpec {
+  /** Any one of these extensions must be required to use it (none: base language). */
+  ext?: string[];
+  tags?: Record<string, TagSpec>;
+  /** Accepted positional argument shapes (first that fits wins). */
+  positional: ArgKind[][];
+  /** Extra checks at parse time; throw SieveFault to refuse. */
+  check?(call: Call, ctx: CheckContext): void;
+}
+
+export interface CommandSpec extends BaseSpec {
+  /** 0: no test; 1: exactly one test. */
+  tests?: 0 | 1;
+  block?: boolean;
+  exec(call: Call, rt: Runtime): void;
+}
+
+export interface TestSpec extends BaseSpec {
+  /** 'one' for not, 'list' for allof/anyof. */
+  tests?: 'one' | 'list';
+  evaluate(call: Call, rt: Runtime): boolean;
+}
+
+export interface Registry {
+  /** Extensions a script may require. */
+  extensions: ReadonlySet<string>;
+  commands: ReadonlyMap<string, CommandSpec>;
+  tests: ReadonlyMap<string, TestSpec>;
+}
+
+export interface CheckContext {
+  required: ReadonlySet<string>;
+  /** Variable names set so far (variables: at most 255 in a script). */
+  declared: Set<string>;
+}
+
 /** Things the environment answers; the conformance harness replaces some of them. */
 export interface RuntimeHooks {
   envelope(part: string, input: SieveMessageInput): string[] | null;
   spamtest(percent: boolean, rt: Runtime): string;
 }
+
+/** Matchers by call (the compiled script's nodes), read-only once made. */
+const MATCHERS = new WeakMap<Call, Readonly<Matcher>>();
+/** String lists without variables to expand, by argument. */
+const PLAIN_LISTS = new WeakMap<Argument, string[]>();
 
 export class Runtime {
   message: SieveMessage;
@@ -61,7 +114,12 @@ export class Runtime {
 
   strings(arg: Argument): string[] {
     if (arg.kind !== 'list') return [];
-    return arg.items.map((s) => this.expand(s.value));
+    // A list without variables to expand is the same on every run: made once per compiled argument (frozen: shared).
+    const known = PLAIN_LISTS.get(arg);
+    if (known) return known;
+    const out = arg.items.map((s) => this.expand(s.value));
+    if (!this.has('variables') || !arg.items.some((s) => s.value.includes('${'))) PLAIN_LISTS.set(arg, Object.freeze(out) as string[]);
+    return out;
   }
 
   /** Strings exactly as written (comparator names, variable names). */
@@ -93,6 +151,13 @@ export class Runtime {
   }
 
   matcher(call: Call): Matcher {
+    // A call's comparator and match type are literals: decided once per compiled call, not per message.
+    let known = MATCHERS.get(call);
+    if (!known) { known = this.matcherOf(call); MATCHERS.set(call, known); }
+    return known;
+  }
+
+  private matcherOf(call: Call): Matcher {
     // The string test compares octets unless told otherwise (as Pigeonhole does); every other test folds case.
     const fallback = call.name === 'string' ? 'i;octet' : 'i;ascii-casemap';
     const comparator = (this.literal(call.tags.get('comparator')) || fallback).toLowerCase();

@@ -76,7 +76,9 @@ export const TESTS: Record<string, TestSpec> = {
     tags: { ...MATCHING, ...INDEX_TAGS },
     check: (call) => checkHeaderNames(call.positional[0]),
     evaluate(call, rt) {
-      const values = rt.strings(call.positional[0]).flatMap((h) => indexed(call, rt.message.values(h)));
+      const names = rt.strings(call.positional[0]);
+      // One header name (the usual case): its values as they are, without gathering them into a new list.
+      const values = names.length === 1 ? indexed(call, rt.message.values(names[0]!)) : names.flatMap((h) => indexed(call, rt.message.values(h)));
       return rt.matchValues(call, values, rt.strings(call.positional[1]));
     },
   },
