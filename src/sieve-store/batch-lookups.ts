@@ -2,7 +2,7 @@ import type { Selectable } from 'kysely';
 import type { Db } from '../db/connection.js';
 import { DEFAULT_FOLDERS } from '../db/migrations/010_folders.js';
 import { folderStore } from '../mailstore/folder-store.js';
-import type { VacationSettingsTable } from './tables.js';
+import type { VacationSettingsTable } from '../db/tables/sieve-store.js';
 
 /** A mailbox's active script, as the filter step reads it. */
 export interface ActiveScript { id: number; script: string; updated_at: number }
