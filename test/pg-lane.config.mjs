@@ -95,7 +95,7 @@ export default {
     'test/smtp/timeouts.test.ts',
     'test/ingest/crash.test.ts',
     'test/ingest/sweep.test.ts',
-    'test/imap/append-copy-move.test.ts',
+    'test/imap/append.test.ts',
     'test/imap/auth.test.ts',
     'test/imap/autologout.test.ts',
     'test/imap/condstore.test.ts',
