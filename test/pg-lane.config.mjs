@@ -96,6 +96,7 @@ export default {
     'test/ingest/crash.test.ts',
     'test/ingest/sweep.test.ts',
     'test/imap/append.test.ts',
+    'test/imap/copy.test.ts',
     'test/imap/auth.test.ts',
     'test/imap/autologout.test.ts',
     'test/imap/condstore.test.ts',
