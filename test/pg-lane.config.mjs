@@ -117,6 +117,7 @@ export default {
     'test/imap/mailboxes.test.ts',
     'test/imap/mbsync.test.ts',
     'test/imap/search.test.ts',
+    'test/imap/search-expunge.test.ts',
     'test/imap/session.test.ts',
     'test/imap/store.test.ts',
     'test/import/imap.test.ts', // IMAP import from a real Dovecot
