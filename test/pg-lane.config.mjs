@@ -98,7 +98,8 @@ export default {
     'test/smtp/timeouts.test.ts',
     'test/ingest/crash.test.ts',
     'test/ingest/sweep.test.ts',
-    'test/imap/append-copy-move.test.ts',
+    'test/imap/append.test.ts',
+    'test/imap/copy.test.ts',
     'test/imap/auth.test.ts',
     'test/imap/autologout.test.ts',
     'test/imap/condstore.test.ts',
@@ -119,6 +120,7 @@ export default {
     'test/imap/mailboxes.test.ts',
     'test/imap/mbsync.test.ts',
     'test/imap/search.test.ts',
+    'test/imap/search-expunge.test.ts',
     'test/imap/session.test.ts',
     'test/imap/store.test.ts',
     'test/import/imap.test.ts', // IMAP import from a real Dovecot

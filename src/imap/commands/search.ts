@@ -267,7 +267,8 @@ async function search(s: Session, tag: string, p: Parser, uid: boolean): Promise
   } else {
     s.send(`* SEARCH${nums.map((n) => ` ${n}`).join('')}${modseq !== null ? ` (MODSEQ ${modseq})` : ''}`);
   }
-  await s.finish(tag, `${uid ? 'UID ' : ''}SEARCH completed`);
+  // Messages expunged elsewhere and not yet announced may be left out: the client is told so.
+  await s.finish(tag, `${s.view?.expungePending ? '[EXPUNGEISSUED] ' : ''}${uid ? 'UID ' : ''}SEARCH completed`);
 }
 
 const i1 = (entries: FolderEntry[], e: FolderEntry) => entries.indexOf(e) + 1;
