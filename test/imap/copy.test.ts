@@ -1,6 +1,6 @@
 import test from 'ava';
 import { deliver, waitForEmails } from '../helpers/emails.js';
-import { imapApp, PASSWORD, rawImap } from '../helpers/imap.js';
+import { appendRaw, imapApp, PASSWORD, rawImap } from '../helpers/imap.js';
 
 test('COPY makes a new email in the target folder (COPYUID); a missing target is NO [TRYCREATE]', async (t) => {
   const { app, box, imapPort } = await imapApp(t);
@@ -17,4 +17,33 @@ test('COPY makes a new email in the target folder (COPYUID); a missing target is
   t.is(archive[0].subject, items[1].subject);
   t.not(archive[0].id, items[1].id, 'a copy is a new email');
   t.regex(await c.cmd('e', 'COPY 1 Nowhere'), /^e NO \[TRYCREATE\]/m);
+});
+
+// imaptest's search-and-copy stress: a COPY by sequence number while another session's EXPUNGE is
+// not yet announced names messages as this session knows them; announcing the expunge first would
+// shift the numbers, and the last message's number would be answered BAD "no such message".
+test('COPY and MOVE by sequence number with an expunge by another session pending act on the messages the client numbered', async (t) => {
+  const { box, imapPort } = await imapApp(t);
+  const a = await rawImap(t, imapPort);
+  t.regex(await a.cmd('l', `LOGIN ${box.address} ${PASSWORD}`), /^l OK/m);
+  for (const tag of ['a1', 'a2', 'a3']) t.regex(await appendRaw(a, tag, 'INBOX', `From: a@x.example\r\nSubject: ${tag}\r\n\r\nbody\r\n`), /^a\d OK/);
+  t.regex(await a.cmd('c', 'CREATE Kept'), /^c OK/m);
+  t.regex(await a.cmd('s', 'SELECT INBOX'), /\* 3 EXISTS/);
+  const b = await rawImap(t, imapPort);
+  t.regex(await b.cmd('l', `LOGIN ${box.address} ${PASSWORD}`), /^l OK/m);
+  await b.cmd('s', 'SELECT INBOX');
+  t.regex(await b.cmd('d', 'STORE 1 +FLAGS (\\Deleted)'), /^d OK/m);
+  t.regex(await b.cmd('e', 'EXPUNGE'), /\* 1 EXPUNGE/);
+
+  // Message 3 is still a3 for session a: the copy takes it, and no EXPUNGE comes before the answer.
+  const copied = await a.cmd('k', 'COPY 3 Kept');
+  t.regex(copied, /^k OK \[COPYUID \d+ 3 1\]/m);
+  t.notRegex(copied, /\* \d+ EXPUNGE/);
+  const moved = await a.cmd('m', 'MOVE 3 Kept');
+  t.regex(moved, /\[COPYUID \d+ 3 2\]/);
+  t.regex(moved, /^\* 3 EXPUNGE\r\n/m, 'the moved message leaves under the number the client gave it');
+  t.regex(moved, /^m OK/m);
+  t.regex(await a.cmd('n', 'NOOP'), /\* 1 EXPUNGE/);
+  t.regex(await a.cmd('x', 'EXAMINE Kept'), /\* 2 EXISTS/);
+  t.regex(await a.cmd('f', 'FETCH 1:2 (BODY.PEEK[HEADER.FIELDS (SUBJECT)])'), /Subject: a3[\s\S]*Subject: a3/);
 });

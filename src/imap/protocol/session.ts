@@ -59,8 +59,13 @@ const CAPS_COMMON = ['IMAP4rev2', 'IMAP4rev1', 'LITERAL+', 'ID', 'ENABLE', 'IDLE
   'SPECIAL-USE', 'LIST-EXTENDED', 'LIST-STATUS', 'CONDSTORE', 'QRESYNC', 'QUOTA', 'QUOTA=RES-STORAGE', 'APPENDLIMIT=26214400',
   'ESEARCH', 'SEARCHRES', 'BINARY', 'STATUS=SIZE', 'SASL-IR', 'SORT', 'SORT=DISPLAY', 'ESORT', 'MULTIAPPEND', 'THREAD=REFERENCES', 'THREAD=ORDEREDSUBJECT', 'CONTEXT=SEARCH'];
 
-/** Commands during which an EXPUNGE may not be sent (RFC 9051 section 7.5.1). */
-const NO_EXPUNGE = new Set(['FETCH', 'STORE', 'SEARCH']);
+/**
+ * Commands during which another session's EXPUNGE is not announced: FETCH, STORE and SEARCH by
+ * RFC 9051 7.5.1, and COPY and MOVE, whose sequence numbers name messages as the client knew them
+ * when it sent the command (announcing an expunge first would shift them under it: a COPY of the
+ * last message would then name one past the end). Their UID forms announce as usual.
+ */
+const NO_EXPUNGE = new Set(['FETCH', 'STORE', 'SEARCH', 'COPY', 'MOVE']);
 
 /**
  * One IMAP connection: reads whole commands (reader.ts), runs them one at a time in the order
