@@ -89,6 +89,8 @@ export class FolderView {
   get exists(): number { return this.entries.length; }
   /** Whether messages expunged elsewhere are still to be announced (SEARCH then answers [EXPUNGEISSUED], RFC 9051 7.1). */
   get expungePending(): boolean { return this.gone.size > 0; }
+  /** Whether a message the client still numbers was expunged elsewhere (its expunge not yet announced). */
+  isGone(id: number): boolean { return this.gone.has(id); }
   get maxUid(): number { return this.entries.length ? this.entries[this.entries.length - 1].uid : 0; }
 
   byUid(uid: number): FolderEntry | undefined {

@@ -99,3 +99,23 @@ export function fetchedValue(reply: string, item: string): string {
   if (q) return q[1].replace(/\\(.)/g, '$1');
   throw new Error(`no value after ${item} in ${rest.slice(0, 200)}`);
 }
+
+/**
+ * Two raw sessions on a mailbox whose INBOX holds a1, a2, a3: `a` selected INBOX (told 3 EXISTS),
+ * then `b` expunged message `expunged`, which `a` has not been told of yet. `before` runs in `a`
+ * ahead of its SELECT (e.g. to create a folder).
+ */
+export async function pendingExpunge(t: ExecutionContext, expunged: number, before?: (a: RawImap) => Promise<void>) {
+  const { box, imapPort } = await imapApp(t);
+  const a = await rawImap(t, imapPort);
+  t.regex(await a.cmd('l', `LOGIN ${box.address} ${PASSWORD}`), /^l OK/m);
+  for (const tag of ['a1', 'a2', 'a3']) t.regex(await appendRaw(a, tag, 'INBOX', `From: a@x.example\r\nSubject: ${tag}\r\n\r\nbody\r\n`), /^a\d OK/);
+  await before?.(a);
+  t.regex(await a.cmd('s', 'SELECT INBOX'), /\* 3 EXISTS/);
+  const b = await rawImap(t, imapPort);
+  t.regex(await b.cmd('l', `LOGIN ${box.address} ${PASSWORD}`), /^l OK/m);
+  await b.cmd('s', 'SELECT INBOX');
+  t.regex(await b.cmd('d', `STORE ${expunged} +FLAGS (\\Deleted)`), /^d OK/m);
+  t.regex(await b.cmd('e', 'EXPUNGE'), new RegExp(`\\* ${expunged} EXPUNGE`));
+  return { a, b };
+}

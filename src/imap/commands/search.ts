@@ -206,6 +206,9 @@ export async function matching(s: Session, program: Key, sync = true): Promise<{
   const ctx = { fts, maxUid: v.maxUid, saved: s.saved, now: Date.now(), total: all.length, recent: v.recent };
   const hits: FolderEntry[] = [];
   for (const [i, e] of all.entries()) {
+    // Expunged elsewhere and not yet announced: gone, so never a hit (not even of NOT), whose
+    // absence the answer's [EXPUNGEISSUED] explains.
+    if (v.isGone(e.id)) continue;
     let raw: Buffer | null = null;
     const load = async () => (raw ??= await s.raw!(e.id));
     const facts: Facts = {
