@@ -57,6 +57,11 @@ export interface InboundMessage {
    * read without (src/spam/header.ts), so its size and RFC822.SIZE are counted without them.
    */
   foreignSpamBytes?: number;
+  /**
+   * SMTP mail held in memory: its header section as received, through the empty line, one
+   * character a byte (latin1), so the filter step (Sieve) reads headers without the queue row's bytes.
+   */
+  rawHead?: string;
 }
 
 /**

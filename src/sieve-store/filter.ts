@@ -60,12 +60,21 @@ export async function sieveFilter(trx: Db, d: Delivery, recipients: Recipient[],
   const mine = recipients.map((r, i) => ({ r, i })).filter(({ r }) => scriptOf.has(r.mailboxId) || vacationOf.has(r.mailboxId));
   if (mine.length === 0) return out;
   const boxes = await lookups.boxesOf(mine.map(({ r }) => r.mailboxId), now);
-  const rawRow = d.kind === 'smtp' ? await trx.selectFrom('inbound').select('raw').where('id', '=', d.id).executeTakeFirst() : undefined;
-  // SMTP bytes from the queue row; mail kept in a file (large, SQLite) and API mail are judged by a rendering.
-  const raw = rawRow?.raw ? Buffer.from(rawRow.raw) : renderForFilter(d.message, recipients[0]?.address ?? '');
+  // The whole message: SMTP bytes from the queue row; mail kept in a file (large, SQLite) and API
+  // mail are judged by a rendering. Read only for a script that reads the body (`require "body"`).
+  let whole: Buffer | null = null;
+  const wholeRaw = async (): Promise<Buffer> => {
+    if (whole) return whole;
+    const row = d.kind === 'smtp' ? await trx.selectFrom('inbound').select('raw').where('id', '=', d.id).executeTakeFirst() : undefined;
+    return (whole = row?.raw ? Buffer.from(row.raw) : renderForFilter(d.message, recipients[0]?.address ?? ''));
+  };
+  // The header section, which every other test and every reply reads: SMTP mail parsed in memory
+  // brings it from the parser (rawHead), so most messages cost no read of their bytes here.
+  const head = d.message.rawHead !== undefined ? Buffer.from(d.message.rawHead, 'latin1') : await wholeRaw();
+  const headOnly = d.message.rawHead !== undefined;
   // The header fields refusals and vacation replies read, parsed only when one is made.
   let parsedFields: Map<string, string[]> | null = null;
-  const fieldsOf = () => (parsedFields ??= headerFields(raw));
+  const fieldsOf = () => (parsedFields ??= headerFields(head));
   let redirects = 0;
   /** Each reply's From address, whose domain signs it. */
   const fromOf = new Map<Reply, string>();
@@ -109,8 +118,9 @@ export async function sieveFilter(trx: Db, d: Delivery, recipients: Recipient[],
         out.errors.push({ mailboxId: r.mailboxId, inboundId: d.id, message: 'the active script no longer parses' });
       } else {
         const spam = base.spam as { score?: number; threshold?: number; verdict?: 'ham' | 'junk' } | undefined;
+        const body = !headOnly || program.extensions.includes('body');
         const outcome = runSieve(program, {
-          raw, envelope: { from: d.mailFrom, to: r.address }, mailboxAddress: mailbox, now: new Date(now),
+          raw: body ? await wholeRaw() : head, ...(body ? {} : { size: d.size }), envelope: { from: d.mailFrom, to: r.address }, mailboxAddress: mailbox, now: new Date(now),
           spam: spam && typeof spam.score === 'number' && typeof spam.threshold === 'number' ? { score: spam.score, threshold: spam.threshold, verdict: spam.verdict ?? (junk ? 'junk' : 'ham') } : null,
           folderExists: (name) => boxFolders.has(folderName(name) ?? '\u0000'),
         });
@@ -144,10 +154,10 @@ export async function sieveFilter(trx: Db, d: Delivery, recipients: Recipient[],
         case 'reject': {
           const sender = d.mailFrom;
           if (!sender || /^mailer-daemon@/i.test(sender)) break; // never to <> (RFC 5429 2.1)
-          const end = raw.indexOf('\r\n\r\n');
+          const end = head.indexOf('\r\n\r\n');
           // From the mailbox domain's MAILER-DAEMON (vacation/reply.ts): that domain signs.
           reply(r, sender, refusalMessage({
-            mailbox, to: sender, reason: a.reason, originalHeaders: raw.subarray(0, end < 0 ? Math.min(raw.length, 64 * 1024) : end).toString('utf8'),
+            mailbox, to: sender, reason: a.reason, originalHeaders: head.subarray(0, end < 0 ? Math.min(head.length, 64 * 1024) : end).toString('utf8'),
             originalSubject: fieldsOf().get('subject')?.[0] ?? '', now: new Date(now),
           }), mailbox);
           break;

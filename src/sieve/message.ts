@@ -22,13 +22,14 @@ export class SieveMessage {
   /** Parsed address lists per header field value (address parsing is the costly part of a run). */
   readonly addressCache = new Map<string, string[]>();
 
-  constructor(readonly raw: Buffer) {
+  /** `size`: the whole message's, when `raw` is only its header section. */
+  constructor(readonly raw: Buffer, private readonly wholeSize?: number) {
     const split = splitHeader(raw);
     this.headers = split.headers;
     this.bodyRaw = split.body;
   }
 
-  get size(): number { return this.raw.length; }
+  get size(): number { return this.wholeSize ?? this.raw.length; }
 
   /** Unfolded raw values of a header, in message order. */
   rawValues(name: string): string[] {

@@ -86,7 +86,7 @@ export class Runtime {
 
   constructor(readonly required: ReadonlySet<string>, public input: SieveMessageInput, readonly hooks: RuntimeHooks,
     readonly registry: Registry) {
-    this.message = new SieveMessage(input.raw);
+    this.message = new SieveMessage(input.raw, input.size);
     this.evaluate = (call) => this.testSpec(call.name).evaluate(call, this);
   }
 

@@ -11,8 +11,10 @@ export type ParseResult = { ok: true; script: CompiledScript } | { ok: false; er
 
 /** What the engine needs to run a script on one delivered message. */
 export interface SieveMessageInput {
-  /** The message as it will be stored (RFC 5322 bytes). */
+  /** The message as it will be stored (RFC 5322 bytes), or only its header section when `size` is given. */
   raw: Buffer;
+  /** The whole message's size when `raw` holds only the header section (a script without the body test reads no more). */
+  size?: number;
   /** Envelope: MAIL FROM (null for <>), the RCPT TO address as given (with +detail), and the mailbox's own address. */
   envelope: { from: string | null; to: string };
   /** The spam score and threshold of DECISIONS.md section 18 (spamtest scales it 0-10 against the threshold). */

@@ -97,7 +97,8 @@ export function createRawParser({ hostname, authenticate, logger, spool }: {
     const ctx = { hostname, head, auth };
     const imap = summaryOf(raw, logger);
     const foreign = Buffer.isBuffer(raw) ? foreignSpamFieldBytes(raw) : 0;
-    const extra = foreign > 0 ? { foreignSpamBytes: foreign } : {};
+    const headSection = Buffer.isBuffer(raw) ? headerEnd(raw) : null;
+    const extra = { ...(foreign > 0 ? { foreignSpamBytes: foreign } : {}), ...(headSection && Buffer.isBuffer(raw) ? { rawHead: raw.toString('latin1', 0, headSection.bodyStart) } : {}) };
     // Text with NUL or lone surrogates is made storable here, where it is produced (safe-text.ts).
     if (parsed) {
       try {

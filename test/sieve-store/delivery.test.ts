@@ -123,3 +123,25 @@ test('POST /v1/mail/inbound mail runs the script too', async (t) => {
   const reports = await waitForEmails(app, key, 1, 'folder=Reports');
   t.deepEqual(reports.map((e: any) => e.subject), ['api report']);
 });
+
+// Most scripts read only headers, so delivery hands the engine the header section alone; `size`
+// still judges the whole message, and a script that requires "body" reads the message's body.
+const bigMessage = () => message(SENDER, BOX, 'large one').replace(/\r\n\r\n/, `\r\n\r\n${`${'y'.repeat(76)}\r\n`.repeat(400)}`);
+
+test('SMTP delivery: a script without the body test still judges the whole message by size', async (t) => {
+  const { app, key } = await withScript(t, 'require ["fileinto", "mailbox"];\nif size :over 20K { fileinto :create "Big"; stop; }\n');
+  await sendMail(app.smtpPort, { from: SENDER, to: [BOX] }, bigMessage());
+  await send(app.smtpPort, BOX, 'small plain');
+  const inbox = await waitForEmails(app, key, 1);
+  t.deepEqual(inbox.map((e: any) => e.subject), ['small plain']);
+  t.deepEqual((await app.get('/v1/emails?folder=Big', key)).body.data.map((e: any) => e.subject), ['large one']);
+});
+
+test('SMTP delivery: a script with the body test reads the body', async (t) => {
+  const { app, key } = await withScript(t, 'require ["fileinto", "mailbox", "body"];\nif body :contains "needle-in-the-body" { fileinto :create "Found"; stop; }\n');
+  await sendMail(app.smtpPort, { from: SENDER, to: [BOX] }, message(SENDER, BOX, 'with the needle').replace(/\r\n\r\n/, '\r\n\r\nsome text, needle-in-the-body, more text\r\n'));
+  await send(app.smtpPort, BOX, 'small plain');
+  const inbox = await waitForEmails(app, key, 1);
+  t.deepEqual(inbox.map((e: any) => e.subject), ['small plain']);
+  t.deepEqual((await app.get('/v1/emails?folder=Found', key)).body.data.map((e: any) => e.subject), ['with the needle']);
+});
