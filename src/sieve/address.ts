@@ -5,11 +5,20 @@ export type AddressPart = 'all' | 'localpart' | 'domain' | 'user' | 'detail';
 /** local+detail (RFC 5233; DECISIONS.md section 19). */
 export const DETAIL_SEPARATORS = '+';
 
+// The common shapes of a one-address field, read without the full parser: `local@domain`, and
+// `Display Name <local@domain>` whose name has none of the characters that make it structured
+// (quotes, comments, groups, lists, escapes). Anything else goes to addressparser.
+const ATOM_ADDRESS = String.raw`([A-Za-z0-9.!#$%&'*+/=?^_\`{|}~-]+@[A-Za-z0-9.-]+)`;
+const BARE = new RegExp(`^\\s*${ATOM_ADDRESS}\\s*$`);
+const NAMED = new RegExp(`^\\s*[^"<>(),;:\\\\@\\[\\]]*<${ATOM_ADDRESS}>\\s*$`);
+
 /** The addresses of one header field value (groups flattened). */
 export function addressesOf(value: string): string[] {
   const out: string[] = [];
   // An empty header is one empty address for :all (RFC 5228 2.7.4 keeps it matchable against "").
   if (value.trim() === '') return [''];
+  const simple = BARE.exec(value) ?? NAMED.exec(value);
+  if (simple) return [simple[1]];
   for (const a of addressparser(value, { flatten: true })) if (a.address) out.push(a.address);
   return out;
 }
