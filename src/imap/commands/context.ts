@@ -1,15 +1,8 @@
 import { formatSet } from '../protocol/parser.js';
 import type { Key } from './search.js';
-import type { CommandSpec, Session } from '../protocol/session.js';
+import type { CommandSpec, LiveSearch, Session } from '../protocol/session.js';
 
-/** A SEARCH RETURN (UPDATE) kept up to date (CONTEXT=SEARCH, RFC 5267 section 4). */
-export interface LiveSearch {
-  tag: string;
-  program: Key;
-  uid: boolean;
-  /** UIDs of the messages the client was told match, ascending. */
-  uids: number[];
-}
+export type { LiveSearch };
 
 /** A quoted tag for ESEARCH's (TAG "...") correlator. */
 export const tagText = (tag: string) => `"${tag.replace(/[\\"]/g, '')}"`;
@@ -24,7 +17,8 @@ export async function updateLiveSearches(s: Session, removed: Array<{ seq: numbe
   const v = s.view;
   if (!v) return;
   for (const live of s.liveSearches.values()) {
-    const now = await evaluate(live.program);
+    // Only SEARCH (search.ts) keeps live searches, and it keeps its own program: a Key.
+    const now = await evaluate(live.program as Key);
     const had = new Set(live.uids);
     const has = new Set(now);
     const gone = live.uids.filter((u) => !has.has(u));

@@ -2,7 +2,6 @@ import type { Logger } from '../../logger.js';
 import type { IdleWatch } from '../idle-watch.js';
 import type { MailboxLogin } from '../../mailboxes/logins.js';
 import type { RecentClaims } from '../recent.js';
-import type { LiveSearch } from '../commands/context.js';
 import type { Mailstore } from '../mailstore.js';
 import { ParseError, Parser } from './parser.js';
 import { CommandReader, MAX_LINE, MAX_LITERAL } from './reader.js';
@@ -58,6 +57,19 @@ const MAX_PENDING = MAX_LITERAL + 4 * MAX_LINE;
 const CAPS_COMMON = ['IMAP4rev2', 'IMAP4rev1', 'LITERAL+', 'ID', 'ENABLE', 'IDLE', 'NAMESPACE', 'UIDPLUS', 'MOVE', 'UNSELECT',
   'SPECIAL-USE', 'LIST-EXTENDED', 'LIST-STATUS', 'CONDSTORE', 'QRESYNC', 'QUOTA', 'QUOTA=RES-STORAGE', 'APPENDLIMIT=26214400',
   'ESEARCH', 'SEARCHRES', 'BINARY', 'STATUS=SIZE', 'SASL-IR', 'SORT', 'SORT=DISPLAY', 'ESORT', 'MULTIAPPEND', 'THREAD=REFERENCES', 'THREAD=ORDEREDSUBJECT', 'CONTEXT=SEARCH'];
+
+/**
+ * A SEARCH RETURN (UPDATE) kept up to date (CONTEXT=SEARCH, RFC 5267 section 4). The session holds
+ * it; commands/context.ts runs it again after each command. Its program is the search command's
+ * own, opaque to the protocol layer.
+ */
+export interface LiveSearch {
+  tag: string;
+  program: unknown;
+  uid: boolean;
+  /** UIDs of the messages the client was told match, ascending. */
+  uids: number[];
+}
 
 /**
  * Commands during which another session's EXPUNGE is not announced: FETCH, STORE and SEARCH by
