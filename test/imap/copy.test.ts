@@ -19,8 +19,8 @@ test('COPY makes a new email in the target folder (COPYUID); a missing target is
   t.regex(await c.cmd('e', 'COPY 1 Nowhere'), /^e NO \[TRYCREATE\]/m);
 });
 
-// imaptest's search-and-copy stress: a COPY by sequence number while another session's EXPUNGE is
-// not yet announced names messages as this session knows them; announcing the expunge first would
+// imaptest's search-and-copy stress: a COPY by sequence number while another connection's EXPUNGE
+// is not yet announced names messages as this client knows them; announcing the expunge first would
 // shift the numbers, and the last message's number would be answered BAD "no such message".
 test('COPY and MOVE by sequence number with an expunge by another session pending act on the messages the client numbered', async (t) => {
   const { a } = await pendingExpunge(t, 1, async (c) => { t.regex(await c.cmd('c', 'CREATE Kept'), /^c OK/m); });
