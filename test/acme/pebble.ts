@@ -2,21 +2,11 @@ import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { writeFileSync } from 'node:fs';
 import { get } from 'node:https';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { generate } from 'selfsigned';
 import { tempDir } from '../helpers/app.js';
-
-/** A TCP port free on 127.0.0.1 right now (listeners that must be known before they start). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  server.listen(0, '127.0.0.1');
-  await once(server, 'listening');
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+import { fixedPort } from '../helpers/ports.js';
 
 let servingPair: Promise<{ cert: string; key: string }> | null = null;
 
@@ -66,8 +56,8 @@ export async function startPebble(t: ExecutionContext, opts: { httpPort: number;
   const serving = await pebbleServingPair();
   writeFileSync(join(dir, 'cert.pem'), serving.cert);
   writeFileSync(join(dir, 'key.pem'), serving.key);
-  const apiPort = await freePort();
-  const managementPort = await freePort();
+  const apiPort = await fixedPort();
+  const managementPort = await fixedPort();
   writeFileSync(join(dir, 'config.json'), JSON.stringify({
     pebble: {
       listenAddress: `127.0.0.1:${apiPort}`,
@@ -75,7 +65,7 @@ export async function startPebble(t: ExecutionContext, opts: { httpPort: number;
       certificate: join(dir, 'cert.pem'),
       privateKey: join(dir, 'key.pem'),
       httpPort: opts.httpPort,
-      tlsPort: await freePort(),
+      tlsPort: await fixedPort(),
       ocspResponderURL: '',
       externalAccountBindingRequired: false,
     },

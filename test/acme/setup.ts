@@ -5,7 +5,8 @@ import type { Clock } from '../../src/clock.js';
 import { startTestApp, TEST_ENV } from '../helpers/app.js';
 import { startDnsServer } from '../helpers/webhooks.js';
 import { startTls } from '../tls/starttls.js';
-import { freePort, startPebble, type Pebble } from './pebble.js';
+import { fixedPort } from '../helpers/ports.js';
+import { startPebble, type Pebble } from './pebble.js';
 
 export const HOSTNAME = TEST_ENV.MAILSTEAD_HOSTNAME;
 export const DAY_MS = 24 * 3600 * 1000;
@@ -20,7 +21,7 @@ export const BACKOFF_FIRST_MS = 60_000;
 export async function acmeWorld(t: ExecutionContext) {
   let answer: string | null = '127.0.0.1';
   const dns = await startDnsServer(t, (name) => (name.toLowerCase().replace(/\.$/, '') === HOSTNAME ? answer : null));
-  const httpPort = await freePort();
+  const httpPort = await fixedPort();
   const pebble = await startPebble(t, { httpPort, dnsServer: dns.server });
   return {
     pebble,

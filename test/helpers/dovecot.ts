@@ -5,21 +5,10 @@ import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { ImapFlow } from 'imapflow';
 import { tempDir } from './app.js';
+import { fixedPort } from './ports.js';
 
 /** The Debian dovecot-imapd binary (.ci/run installs it). */
 export const DOVECOT = '/usr/sbin/dovecot';
-
-/** A free loopback port (the kernel picks; dovecot needs a number in its configuration). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** Waits (bounded) until something accepts connections on the port. */
 async function listening(port: number, child: ChildProcess, log: () => string, timeoutMs = 20_000): Promise<void> {
@@ -55,7 +44,7 @@ export interface Dovecot {
 export async function startDovecot(t: ExecutionContext, users: Record<string, string>): Promise<Dovecot> {
   if (!existsSync(DOVECOT)) throw new Error(`${DOVECOT} is missing (Debian dovecot-imapd; .ci/run installs it)`);
   const dir = tempDir(t, 'mailstead-dovecot-');
-  const port = await freePort();
+  const port = await fixedPort();
   const user = process.getuid?.() ?? 0;
   const group = process.getgid?.() ?? 0;
   const name = readFileSync('/etc/passwd', 'utf8').split('\n').find((l) => l.split(':')[2] === String(user))?.split(':')[0] ?? 'root';

@@ -1,27 +1,15 @@
 import { spawn } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { tempDir } from './app.js';
+import { fixedPort } from './ports.js';
 
 /** Debian's rspamd (.ci/run installs it). */
 export const RSPAMD = '/usr/bin/rspamd';
 
 /** The subject words our test rule scores: each pushes a message to one of rspamd's actions. */
 export const RSPAMD_TRIGGERS = { reject: 'RSPAMD-TEST-REJECT', greylist: 'RSPAMD-TEST-GREYLIST', addHeader: 'RSPAMD-TEST-JUNK' } as const;
-
-/** A free loopback port (rspamd needs numbers in its configuration). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as net.AddressInfo;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /**
  * The configuration: the package's own rules and modules (CONFDIR /etc/rspamd), our workers on
@@ -87,7 +75,7 @@ export async function startRspamd(t: ExecutionContext, o: { dns?: string; timeou
 
 async function startOnce(t: ExecutionContext, o: { dns?: string; timeoutMs?: number }): Promise<Rspamd> {
   const dir = tempDir(t, 'mailstead-rspamd-');
-  const ports = { normal: await freePort(), controller: await freePort() };
+  const ports = { normal: await fixedPort(), controller: await fixedPort() };
   const password = 'rspamd-test-password';
   writeConfig(dir, ports, password, o.dns ?? '127.0.0.1:1');
   const child = spawn(RSPAMD, ['-f', '-i', '-c', join(dir, 'rspamd.conf'),

@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
 import test from 'ava';
 import { tempDir } from '../helpers/app.js';
 import { quietDns } from '../helpers/dns.js';
 import { freshPostgresDatabase, onPostgres } from '../helpers/pg.js';
 import { ROOT } from '../helpers/process.js';
+import { fixedPort } from '../helpers/ports.js';
 
 /** The fenced `sh` blocks of README.md's "First steps" section, in order. */
 function firstSteps(): string[] {
@@ -15,15 +15,6 @@ function firstSteps(): string[] {
   const end = readme.indexOf('\n## ', start + 1);
   if (start < 0 || end < 0) throw new Error('README.md has no "First steps" section');
   return [...readme.slice(start, end).matchAll(/^```sh\n([\s\S]*?)^```$/gm)].map((m) => m[1]);
-}
-
-/** A port nobody listens on now (on 127.0.0.1). */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => { const { port } = s.address() as { port: number }; s.close(() => resolve(port)); });
-  });
 }
 
 // The README's first steps, every command in order, as a script against a fresh data directory.
@@ -39,7 +30,7 @@ test('README "First steps" runs from an empty box to mail in a mailbox', async (
   t.true(blocks.length >= 6, 'the section has its command blocks');
   const dir = tempDir(t, 'mailstead-readme-');
   const ports: Record<string, number> = {};
-  for (const p of ['8080', '2525', '1587', '1465', '1993', '1143']) ports[p] = await freePort();
+  for (const p of ['8080', '2525', '1587', '1465', '1993', '1143']) ports[p] = await fixedPort();
   let script = blocks.join('\n');
   t.regex(script, /^npm start &/m);
   script = script

@@ -1,10 +1,10 @@
-import { createServer } from 'node:net';
 import test from 'ava';
 import nodemailer, { type SendMailOptions } from 'nodemailer';
 import { startTestApp, type TestClient } from '../helpers/app.js';
 import { goTo, newPage, shareBrowser, signIn } from '../helpers/browser.js';
 import { deliver, makeInbox, waitForEmails } from '../helpers/emails.js';
 import { PRIVATE_HOOKS, startReceiver, subscribeAll, waitFor } from '../helpers/webhooks.js';
+import { fixedPort } from '../helpers/ports.js';
 
 const browser = shareBrowser(test);
 
@@ -17,20 +17,8 @@ async function smtpSend(app: TestClient, mail: SendMailOptions) {
 /** `s` as a literal in a regular expression. */
 const escapeRe = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
-/** A port that was free a moment ago: signed attachment links name MAILSTEAD_PUBLIC_URL, so it must be known before start. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
-
 test('mail sent over SMTP appears without a reload; reading, marking read and deleting fire webhooks', async (t) => {
-  const port = await freePort();
+  const port = await fixedPort();
   const app = await startTestApp(t, { env: { ...PRIVATE_HOOKS, MAILSTEAD_HTTP_PORT: String(port), MAILSTEAD_PUBLIC_URL: `http://127.0.0.1:${port}` } });
   const inbox = await makeInbox(app, { count: 2 });
   const receiver = await subscribeAll(t, app, inbox.key);
