@@ -225,4 +225,10 @@ export class FolderView {
   }
 
   entry(id: number): FolderEntry | undefined { return this.byId.get(id); }
+
+  /**
+   * Whether an entry taken from the view is still in it (not removed meanwhile): by its UID, so a
+   * FETCH of a few messages of a large folder does not build the map by id (~20 ms at 200,000).
+   */
+  holds(e: FolderEntry): boolean { return this.byUid(e.uid) === e; }
 }

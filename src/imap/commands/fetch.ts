@@ -136,7 +136,7 @@ async function fetch(s: Session, tag: string, p: Parser, uid: boolean): Promise<
     const chunk = list.slice(at, at + CHUNK);
     const rows = needRow ? await summarise(s, chunk, needSummary) : null;
     for (const e of chunk) {
-      if (!v.entry(e.id)) continue;
+      if (!v.holds(e)) continue;
       const row = rows?.get(e.id);
       if (rows && !row) continue; // expunged meanwhile
       let raw: Buffer | null = null;
