@@ -115,7 +115,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const metrics = createMetrics();
   registerCertificateMetrics(metrics.registry, tls, acmeTest?.clock ?? clock);
   registerTaskMetrics(metrics.registry, queue);
-  const core: Core = { config, clock, logger, db, backend: database.backend, dialect: database.backend.kind, session: database.dialect === 'postgres' ? database.session : null, queue, cron, registry, tenants, metrics, durable: database.durable, directoryVersion: database.directoryVersion, changes: database.directoryVersion, installSecret };
+  const core: Core = { config, clock, logger, db, backend: database.backend, session: database.dialect === 'postgres' ? database.session : null, queue, cron, registry, tenants, metrics, durable: database.durable, directoryVersion: database.directoryVersion, changes: database.directoryVersion, installSecret };
 
   // Capabilities, in dependency order; each install returns what later ones build on.
   const domains = installDomains(core);

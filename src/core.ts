@@ -3,7 +3,6 @@ import type { Config } from './config.js';
 import type { Cron } from './cron.js';
 import type { Db } from './db/connection.js';
 import type { Backend } from './db/backend.js';
-import type { Dialect } from './db/dialect.js';
 import type { NodeSession } from './db/pg-session.js';
 import type { RouteRegistry } from './http/registry.js';
 import type { Logger } from './logger.js';
@@ -23,8 +22,6 @@ export interface Core {
    * (`backend.choose({ sqlite, postgres })`) and write small SQL differences with `backend.dml`.
    */
   backend: Backend;
-  /** @deprecated `backend.kind`. */
-  dialect: Dialect;
   /**
    * This node's own PostgreSQL connection (LISTEN/NOTIFY, session advisory locks that mark work as
    * a live node's: db/pg-session.ts); null on SQLite, where one process does all the work.

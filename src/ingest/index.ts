@@ -33,7 +33,7 @@ export function createIngest(core: Core, deps: {
     resolve: deps.resolve, events: deps.events, markers: deps.markers, blobs, onStored: deps.onStored,
     onForwardsQueued: () => { for (const listener of forwardListeners) listener(); },
   };
-  const backend: IngestBackend = core.dialect === 'postgres' ? createPostgresIngest(core, backendDeps) : createSqliteIngest(core, backendDeps);
+  const backend: IngestBackend = core.backend.choose({ sqlite: createSqliteIngest, postgres: createPostgresIngest })(core, backendDeps);
   registerSpamMetrics(core.metrics.registry);
   const { worker } = backend;
   const backlogLimit = createBacklogLimit(core.config.ingestMaxBacklogSeconds, () => worker.limitReading());

@@ -113,7 +113,7 @@ export function installOutbound(core: Core, deps: { srs: Srs; ingest: Ingest; re
   const claims = core.session ? postgresOutboundClaims(core.session) : sqliteOutboundClaims(db, store, wakeHere);
   // API mail is rendered from its attachments: files of the data dir on SQLite, rows of the database on PostgreSQL (section 17).
   const blobFiles = createBlobStore(config.dataDir, () => clock.now());
-  const forwardBlobs = core.dialect === 'postgres' ? databaseBlobReads(blobFiles, db) : blobFiles;
+  const forwardBlobs = core.backend.choose({ sqlite: () => blobFiles, postgres: () => databaseBlobReads(blobFiles, db) })();
   const signer = createSigningThread({ idleMs: SIGNER_IDLE_MS, timeoutMs: SIGNER_TIMEOUT_MS, logger });
   const worker = createOutboundWorker({
     db, store, clock, logger, hostname: config.hostname, claims,

@@ -35,7 +35,7 @@ export function installSubmission(core: Core, deps: {
   const lockout = createLockout({ db, clock });
   const limit = () => config.submissionDailyLimit;
   // Any node may send for a mailbox on PostgreSQL: the count is the database's there.
-  const ledger = core.dialect === 'postgres' ? createPostgresDailyLedger({ db, clock, limit, logger: core.logger }) : createDailyLedger({ db, clock, limit });
+  const ledger = core.backend.choose({ sqlite: () => createDailyLedger({ db, clock, limit }), postgres: () => createPostgresDailyLedger({ db, clock, limit, logger: core.logger }) })();
   const submit = createSubmissionPath(core, {
     ingest: deps.emails.ingest, outbound: deps.outbound.store, ledger, wakeOutbound: () => deps.outbound.worker.wake(),
   });
