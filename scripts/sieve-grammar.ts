@@ -1,6 +1,6 @@
-// Regenerates src/sieve/grammar.generated.ts from src/sieve/grammar.peggy (run after editing the grammar:
-// `npx tsx scripts/sieve-grammar.ts`). The generated parser is committed so that a fresh clone builds
-// with plain `tsc -b`; test/sieve/grammar.test.ts fails when it is out of date.
+// Generates src/sieve/grammar.generated.ts from src/sieve/grammar.peggy (`npm run sieve-grammar`).
+// Not committed: npm's build, start, typecheck and test scripts run this first (their pre-hooks), so
+// the grammar is the one source; test/sieve/parser.test.ts fails when the file is out of date.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import peggy from 'peggy';

@@ -12,7 +12,7 @@ function error(text: string): { line: number; column: number; message: string } 
 
 test('the committed parser is generated from grammar.peggy', (t) => {
   const committed = readFileSync(new URL('../../src/sieve/grammar.generated.ts', import.meta.url), 'utf8');
-  t.is(committed, generateSieveParser(), 'run `npx tsx scripts/sieve-grammar.ts` after editing the grammar');
+  t.is(committed, generateSieveParser(), 'run `npm run sieve-grammar` after editing the grammar');
 });
 
 test('a syntax error names its line and column', (t) => {
