@@ -2,7 +2,8 @@
  * A fast loop for tokenizer and combiner changes (issue 43): the same corpus and folds as
  * scripts/bench/spam.ts, trained and classified in memory with the product's `features` and
  * `combine`, no database, no bogofilter. Not the claimed figures (those are spam.ts's): a
- * sifting tool. Usage: node --import tsx scripts/bench/spam-quick.ts [--folds=10] [--cutoff=0.99]
+ * sifting tool. Usage: node --import tsx scripts/bench/spam-quick.ts [--folds=10] [--cutoff=0.99,0.9]
+ * (SHOW=1 lists hard ham above 0.5 and spam missed at the first cutoff; the parsed corpus is cached in /tmp)
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
