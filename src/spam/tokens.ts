@@ -6,9 +6,14 @@
  * five times and pushed list and marketing ham past the cutoff (hard ham misfiled 12.4 % with them,
  * 0.8 % without, on the SpamAssassin corpus at the same cutoff). The header-field names and the
  * Received relays took spam caught from 89.9 % to 91.8 % and hard ham misfiled from 0.8 % to 0.4 %
- * (10 folds in memory, bogofilter's 0.99 cutoff). Each feature is hashed to a
+ * (10 folds in memory, bogofilter's 0.99 cutoff). The body is read as SpamBayes reads it (cut at white
+ * space, long words as "skip:" tokens) and the form of the header fields and links counts too
+ * (token-shapes.ts). Changing how a feature is spelled leaves a model trained before usable: the old
+ * spellings simply stop matching and the new ones are learned. Each feature is hashed to a
  * 53-bit integer (exact in a JS number and in a bigint column), so the token table is narrow.
  */
+
+import { bodyWords, first, headerShapes, linkShapes } from './token-shapes.js';
 
 /** What tokenising needs of a message: the fields both a delivery and a stored email have. */
 export interface TokenSource {
@@ -45,8 +50,6 @@ function htmlText(html: string): string {
   return html.replace(/<(script|style)[\s\S]*?<\/\1>/gi, ' ').replace(/<[^>]*>/g, ' ').replace(/&nbsp;/gi, ' ').replace(/&[a-z]+;/gi, ' ');
 }
 
-/** A header's first value as text (stored header maps hold strings or lists of them; anything else is read as text). */
-const first = (v: unknown): string => String((Array.isArray(v) ? v[0] : v) ?? '');
 const domainOf = (address: string): string => address.slice(address.lastIndexOf('@') + 1).replace(/[>\s].*$/, '').toLowerCase();
 
 /**
@@ -103,6 +106,7 @@ export function features(m: TokenSource): string[] {
   const messageId = first(m.headers['message-id']);
   if (messageId.includes('@')) set.add(`mid:${domainOf(messageId)}`);
   if (!m.bodyText && m.bodyHtml) set.add('meta:html-only');
+  for (const f of headerShapes(m.headers)) set.add(f);
   const html = m.bodyHtml ?? '';
   const text = m.bodyText ?? htmlText(html);
   for (const source of [text, html]) {
@@ -113,7 +117,8 @@ export function features(m: TokenSource): string[] {
       if (labels.length > 2) set.add(`u:${labels.slice(-2).join('.')}`);
     }
   }
-  for (const w of words(text, MAX_WORDS)) set.add(w);
+  for (const f of linkShapes(text, html)) set.add(f);
+  for (const w of bodyWords(text, MAX_WORDS)) set.add(w);
   return [...set];
 }
 

@@ -58,3 +58,19 @@ test('features: every header field present but X-Spam-*, and the relays of the R
   for (const x of ['h:received', 'h:x-mailer', 'rh:relay.a.example', 'rh:mx.b.example', 'rip:192.0', 'rip:198.51']) t.true(f.includes(x), x);
   t.false(f.some((x) => x.startsWith('h:x-spam')), 'another filter\'s verdict is not a feature');
 });
+
+test('features: the body cut at white space (long words as skip: tokens, links and addresses in pieces) and the shapes of header fields and links', (t) => {
+  const f = features({
+    subject: 's', fromEmail: 'x@a.example', bodyHtml: null,
+    bodyText: 'Only $99.99 today!! Write to Sales@Offers.example or see http://192.0.2.7/x and https://www.shop.example/aVeryLongPathName qwertyuiopasdfghjkl',
+    headers: {
+      date: '2 Aug 2002 12:31:57 +0100', 'message-id': '<20020802.ABC123@a.example>', to: 'a@b.example, c@d.example',
+      'content-type': 'multipart/alternative; boundary="----=_NextPart_000_0001"', 'content-transfer-encoding': 'Quoted-Printable',
+    },
+  });
+  for (const x of ['$99.99', 'today!!', 'skip:q10', 'offers', 'example', 'email:offers.example', 'proto:http', 'proto:https', 'url:ip-or-userinfo',
+    'cte:quoted-printable', 'ctb:----=_a_9_9', 'midl:9.a9', 'date:9 a 9 9:9:9 +9', 'date:no-weekday', 'to:count2', 'h:to']) t.true(f.includes(x), x);
+  t.false(f.some((x) => x.startsWith('noheader:')), 'Date, Message-ID and To are there');
+  t.true(features({ subject: 's', fromEmail: '', headers: { from: 'x@a.example' }, bodyText: 'hi', bodyHtml: null }).includes('noheader:date'));
+  t.false(features({ subject: 's', fromEmail: '', headers: {}, bodyText: 'hi', bodyHtml: null }).some((x) => x.startsWith('noheader:')), 'no header map (HTTP API mail): nothing said of what it lacks');
+});
