@@ -28,6 +28,11 @@ export interface Dml {
    * typed like the column it is compared with (numbers as bigint, strings as text).
    */
   list<T extends number | string>(values: readonly T[]): RawBuilder<T>;
+  /**
+   * A table of integer rows as one parameter (a column each on PostgreSQL), its columns named
+   * c0, c1, ...: the source of an INSERT ... SELECT of many rows in one statement (json_each / unnest).
+   */
+  intRows(rows: ReadonlyArray<readonly number[]>, width: number): RawBuilder<unknown>;
   /** Whether the JSON array of strings in a text column lists `value` (json_each / jsonb_array_elements_text). */
   jsonArrayIncludes(column: Expression<unknown>, value: string): RawBuilder<boolean>;
   /**
@@ -37,6 +42,9 @@ export interface Dml {
    */
   claim<DB, TB extends keyof DB, O>(query: SelectQueryBuilder<DB, TB, O>): SelectQueryBuilder<DB, TB, O>;
 }
+
+/** The column names of intRows: c0, c1, ... */
+const columns = (width: number) => Array.from({ length: width }, (_, i) => `c${i}`);
 
 /** A JSON list for `IN`, unpacked by SQLite (also used by SQLite-only queries). */
 export const jsonList = <T extends number | string>(values: readonly T[]): RawBuilder<T> =>
@@ -50,6 +58,7 @@ export const sqliteDml: Dml = {
   countWhere: (condition) => sql<number>`coalesce(sum(${condition}), 0)`,
   likeAnyCase: (value, pattern) => sql<boolean>`${operand(value)} LIKE ${pattern} ESCAPE '\\'`,
   list: jsonList,
+  intRows: (rows, width) => sql`(SELECT ${sql.join(columns(width).map((c, i) => sql`value ->> ${sql.raw(String(i))} AS ${sql.ref(c)}`))} FROM json_each(${JSON.stringify(rows)}))`,
   jsonArrayIncludes: (column, value) => sql<boolean>`EXISTS (SELECT 1 FROM json_each(${column}) AS g WHERE g.value = ${value})`,
   claim: (query) => query,
 };
@@ -66,6 +75,7 @@ export const postgresDml: Dml = {
     const numeric = values.length > 0 && typeof values[0] === 'number';
     return numeric ? sql<T>`(SELECT unnest(${values}::bigint[]))` : sql<T>`(SELECT unnest(${values}::text[]))`;
   },
+  intRows: (rows, width) => sql`(SELECT * FROM unnest(${sql.join(columns(width).map((_, i) => sql`${rows.map((r) => r[i])}::bigint[]`))}) AS u(${sql.join(columns(width).map((c) => sql.ref(c)))}))`,
   jsonArrayIncludes: (column, value) => sql<boolean>`EXISTS (SELECT 1 FROM jsonb_array_elements_text(${column}::jsonb) AS g(value) WHERE g.value = ${value})`,
   claim: (query) => query.forUpdate().skipLocked(),
 };

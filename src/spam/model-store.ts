@@ -8,11 +8,8 @@ export const TENANT_MODEL = 0;
 /** Tokens per statement (each list is one parameter, so this bounds statement size, not a parameter limit). */
 const CHUNK = 5000;
 
-const pg = (db: Kysely<any>) => backendOf(db).kind === 'postgres';
-
-/** A list of integers as one parameter: SQLite unpacks JSON, PostgreSQL an array. */
-const intList = (db: Kysely<any>, values: readonly number[]) =>
-  (pg(db) ? sql`(SELECT unnest(${values}::bigint[]))` : sql`(SELECT value FROM json_each(${JSON.stringify(values)}))`);
+/** A list of integers as one parameter (db/dml.ts). */
+const intList = (db: Kysely<any>, values: readonly number[]) => backendOf(db).dml.list(values);
 
 /** The token counts and training totals of the builtin filter's models (tables of migration 024). */
 export const spamModelStore = {
@@ -39,26 +36,24 @@ export const spamModelStore = {
    * contribution made, and the rare token without one is clamped to 0 after.
    */
   async addDeltas(db: Kysely<any>, tenantId: number, model: number, deltas: Map<number, [number, number]>, spam: number, ham: number): Promise<void> {
-    const greatest = sql.raw(pg(db) ? 'GREATEST' : 'max');
+    const { dml } = backendOf(db);
     const all = [...deltas];
     for (let i = 0; i < all.length; i += CHUNK) {
       const part = all.slice(i, i + CHUNK);
-      const source = pg(db)
-        ? sql`SELECT ${tenantId}::bigint, ${model}::bigint, d.t, d.ds, d.dh
-            FROM unnest(${part.map(([t]) => t)}::bigint[], ${part.map(([, d]) => d[0])}::bigint[], ${part.map(([, d]) => d[1])}::bigint[]) AS d(t, ds, dh)`
-        : sql`SELECT ${tenantId}, ${model}, value ->> 0, value ->> 1, value ->> 2 FROM json_each(${JSON.stringify(part.map(([t, d]) => [t, d[0], d[1]]))}) WHERE true`;
-      await sql`INSERT INTO spam_tokens (tenant_id, mailbox_id, token, spam, ham) ${source}
+      // `WHERE true`: SQLite reads ON CONFLICT after a bare FROM as a join constraint otherwise.
+      await sql`INSERT INTO spam_tokens (tenant_id, mailbox_id, token, spam, ham)
+        SELECT CAST(${tenantId} AS BIGINT), CAST(${model} AS BIGINT), d.c0, d.c1, d.c2 FROM ${dml.intRows(part.map(([t, d]) => [t, d[0], d[1]]), 3)} AS d WHERE true
         ON CONFLICT (tenant_id, mailbox_id, token) DO UPDATE SET
-          spam = ${greatest}(0, spam_tokens.spam + excluded.spam), ham = ${greatest}(0, spam_tokens.ham + excluded.ham)`.execute(db);
+          spam = ${dml.greatest(0, sql`spam_tokens.spam + excluded.spam`)}, ham = ${dml.greatest(0, sql`spam_tokens.ham + excluded.ham`)}`.execute(db);
       const taken = part.filter(([, [s, h]]) => s < 0 || h < 0).map(([t]) => t);
       if (taken.length > 0) {
-        await sql`UPDATE spam_tokens SET spam = ${greatest}(0, spam), ham = ${greatest}(0, ham)
+        await sql`UPDATE spam_tokens SET spam = ${dml.greatest(0, sql`spam`)}, ham = ${dml.greatest(0, sql`ham`)}
           WHERE tenant_id = ${tenantId} AND mailbox_id = ${model} AND token IN ${intList(db, taken)} AND (spam < 0 OR ham < 0)`.execute(db);
       }
     }
     await sql`INSERT INTO spam_totals (tenant_id, mailbox_id, spam, ham) VALUES (${tenantId}, ${model}, ${Math.max(spam, 0)}, ${Math.max(ham, 0)})
       ON CONFLICT (tenant_id, mailbox_id) DO UPDATE SET
-        spam = ${greatest}(0, spam_totals.spam + ${spam}), ham = ${greatest}(0, spam_totals.ham + ${ham})`.execute(db);
+        spam = ${dml.greatest(0, sql`spam_totals.spam + ${spam}`)}, ham = ${dml.greatest(0, sql`spam_totals.ham + ${ham}`)}`.execute(db);
   },
 
   /** What each of `messageIds` contributed to a mailbox's models so far ('spam' or 'ham'; absent: nothing). */
