@@ -3,7 +3,7 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger.js';
 import { createGroupCommit, type Outcome } from './group-commit.js';
-import { encodeRecord, scanSegment, type JournalEntry, type RecordRef } from './journal-format.js';
+import { encodeRecord, scanSegment, type JournalEntry, type RecordRef } from '../inbound/journal-format.js';
 
 /** A segment is closed and a new one started past this size; a segment goes once all its records are in the database. */
 export const SEGMENT_BYTES = 64 * 1024 * 1024;

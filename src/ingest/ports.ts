@@ -1,6 +1,6 @@
 import type { IngestStore } from '../mailstore/inbound-store.js';
 import type { BlobStore } from './blobs.js';
-import type { Ingest, QueuedRawParser, RawParser } from './types.js';
+import type { Ingest, QueuedRawParser, RawParser } from '../inbound/types.js';
 
 /** The batch worker of a backend, as the gauges, the backlog limit and the set-aside service read and wake it. */
 export interface IngestWorkerPort {

@@ -1,5 +1,5 @@
 import type { Insertable } from 'kysely';
-import type { StoredMessage, Target } from '../ingest/message.js';
+import type { StoredMessage, Target } from '../inbound/message.js';
 import { isSrsLocalPart } from '../outbound/srs.js';
 import type { OutboundTable } from '../db/tables/outbound.js';
 

@@ -7,7 +7,7 @@
  *                   ingest/postgres/accept.ts (PostgreSQL: group commit in the database):
  *                     acceptRaw(delivery: RawDelivery): Promise<void>            SMTP, before the 250
  *                     acceptMessage(tenantId, message: InboundMessage): Promise<void>   POST /v1/mail/inbound
- *  2. parse         RawParser (ingest/types.ts), run by the ingest worker in parser threads:
+ *  2. parse         RawParser (inbound/types.ts), run by the ingest worker in parser threads:
  *                     (raw: Buffer | { path }, envelope) => Promise<EncodedMessage>
  *  3. authenticate  inside the parser (mailauth): SPF, DKIM, DMARC -> StoredMessage.auth
  *                   (null for API mail and authenticated submission)
@@ -27,11 +27,11 @@ import type { Insertable } from 'kysely';
 import type { Db } from '../db/connection.js';
 import type { Copy, Created, EmailWriter } from './writer.js';
 import type { Failure, StoreInput, StoreResult } from './commits.js';
-import type { StoredMessage, Target } from '../ingest/message.js';
-import { decodeMessage } from '../ingest/encoded-message.js';
-import { setAside } from '../ingest/set-aside.js';
+import type { StoredMessage, Target } from '../inbound/message.js';
+import { decodeMessage } from '../inbound/encoded-message.js';
+import { setAside } from './set-aside.js';
 import type { IngestStore } from './inbound-store.js';
-import type { FiledCopy } from '../ingest/types.js';
+import type { FiledCopy } from '../inbound/types.js';
 import { forwardRows } from './forwards.js';
 import type { OutboundTable } from '../db/tables/outbound.js';
 import { queueExternalOfRecord } from './submissions.js';

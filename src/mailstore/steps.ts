@@ -4,7 +4,7 @@
  */
 import type { Db } from '../db/connection.js';
 import type { Screening } from '../spam/verdict.js';
-import type { StoredMessage, Target } from '../ingest/message.js';
+import type { StoredMessage, Target } from '../inbound/message.js';
 
 /** A queued message ready to be delivered: where its copies go and what they hold. */
 export interface Delivery {

@@ -1,7 +1,7 @@
 import { sql, type Insertable } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
-import type { StoredMessage } from '../ingest/message.js';
+import type { StoredMessage } from '../inbound/message.js';
 import { folderStore } from './folder-store.js';
 import type { Markers } from './markers.js';
 import type { EmailStore } from '../emails/store.js';

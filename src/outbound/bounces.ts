@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { RecipientResolver } from '../ingest/types.js';
+import type { RecipientResolver } from '../inbound/types.js';
 import { isSrsLocalPart, type Srs } from './srs.js';
 
 /**

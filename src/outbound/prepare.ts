@@ -3,8 +3,8 @@ import { withoutReturnPath } from '../smtp/return-path.js';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import type { BlobStore } from '../ingest/blobs.js';
-import type { StoredMessage } from '../ingest/message.js';
-import type { AuthResults } from '../ingest/types.js';
+import type { StoredMessage } from '../inbound/message.js';
+import type { AuthResults } from '../inbound/types.js';
 import type { Logger } from '../logger.js';
 import { authResultsText, countReceived, dmarcRejects, headerSection, MAX_RECEIVED } from './message.js';
 import { createMemo, LOOKUP_HOLD_MS } from './memo.js';
@@ -13,7 +13,7 @@ import { createKeyCache } from '../signing/keys.js';
 import type { SigningThread } from '../signing/sign-thread.js';
 import { signForward } from '../signing/sign.js';
 import type { Srs } from './srs.js';
-import type { DnsLookup } from '../smtp/dns.js';
+import type { DnsLookup } from '../mailauth/dns.js';
 import type { OutboundRow, OutboundStore } from './store.js';
 
 /** An ARC header field at the start of a line of the header section (an arriving chain, checked with DNS). */

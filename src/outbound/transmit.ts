@@ -1,4 +1,4 @@
-import type { Ingest, RecipientResolver } from '../ingest/types.js';
+import type { Ingest, RecipientResolver } from '../inbound/types.js';
 import { returnPathHeader } from '../smtp/received.js';
 import { withoutReturnPath } from '../smtp/return-path.js';
 import { localReceived } from './message.js';

@@ -3,7 +3,7 @@ import { availableParallelism } from 'node:os';
 import { join } from 'node:path';
 import type { Core } from '../core.js';
 import { databaseFile } from '../db/connection.js';
-import type { Ingest, QueuedRawParser, RawParser, RecipientResolver } from '../ingest/types.js';
+import type { Ingest, QueuedRawParser, RawParser, RecipientResolver } from '../inbound/types.js';
 import type { CertificateSource } from '../tls/index.js';
 import type { PreAcceptancePolicy } from '../spam/policy/types.js';
 import { cachedQuota, cachedResolver } from './cache.js';

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { AuthResults } from '../ingest/types.js';
+import type { AuthResults } from '../inbound/types.js';
 import { dmarcQuarantine, fromAuthenticates } from './authenticated.js';
 import { combine, type Counts } from './chi2.js';
 import { spamModelStore, TENANT_MODEL } from './model-store.js';

@@ -1,4 +1,4 @@
-import type { Envelope } from '../ingest/message.js';
+import type { Envelope } from '../inbound/message.js';
 import type { PreAcceptance, Screening } from './verdict.js';
 
 /**

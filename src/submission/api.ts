@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Core } from '../core.js';
 import { tooManyRequests, unprocessable } from '../errors.js';
-import type { RecipientResolver } from '../ingest/types.js';
+import type { RecipientResolver } from '../inbound/types.js';
 import { decodeBase64 } from '../ingest/normalize.js';
 import { MAX_ATTACHMENT_BYTES } from '../ingest/schemas.js';
 import type { DailyLedger } from './daily.js';

@@ -2,7 +2,7 @@ import type { SMTPServerEnvelope, SMTPServerSession } from 'smtp-server';
 import { withoutReturnPath } from '../smtp/return-path.js';
 import type { Core } from '../core.js';
 import { addressProblem } from '../message/address.js';
-import type { RecipientResolver } from '../ingest/types.js';
+import type { RecipientResolver } from '../inbound/types.js';
 import type { Lockout } from '../mailboxes/lockout.js';
 import type { MailboxLogin, MailboxLogins } from '../mailboxes/logins.js';
 import type { DailyLedger } from './daily.js';

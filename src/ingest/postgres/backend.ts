@@ -8,7 +8,7 @@ import type { EventRecorder } from '../../webhooks/events.js';
 import type { BlobStore } from '../blobs.js';
 import type { IngestBackend } from '../ports.js';
 import { createOrphanSweep } from '../sweep.js';
-import type { RawParser, RecipientResolver } from '../types.js';
+import type { RawParser, RecipientResolver } from '../../inbound/types.js';
 import { createPgAcceptor } from './accept.js';
 import { databaseBlobReads } from './blobs.js';
 import { createPgBlobSweep } from './sweep.js';

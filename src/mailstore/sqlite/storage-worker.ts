@@ -17,7 +17,7 @@ import { acceptGroup } from '../commits.js';
 import { defaultSteps, deliverBatch } from '../pipeline.js';
 import { spamClassifyStep } from '../../spam/filing.js';
 import { moveRecords } from '../journal-move.js';
-import { noteFailure } from '../../ingest/set-aside.js';
+import { noteFailure } from '../set-aside.js';
 import type { StorageReply, StorageRequest, StorageThreadData } from './storage-protocol.js';
 import { createIngestStore } from '../inbound-store.js';
 import { createOutboundStore } from '../../outbound/store.js';

@@ -1,6 +1,6 @@
 import { createReadStream } from 'node:fs';
 import { request } from 'undici';
-import type { RawDelivery } from '../../ingest/types.js';
+import type { RawDelivery } from '../../inbound/types.js';
 import type { Logger } from '../../logger.js';
 import type { SpamReason, SpamVerdict } from '../verdict.js';
 

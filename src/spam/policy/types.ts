@@ -1,5 +1,5 @@
-import type { RawDelivery } from '../../ingest/types.js';
-import type { SmtpReply } from '../../smtp/replies.js';
+import type { RawDelivery } from '../../inbound/types.js';
+import type { SmtpReply } from '../../smtp-replies.js';
 import type { PreAcceptance } from '../verdict.js';
 
 /** The facts of one accepted RCPT that the policy judges. */

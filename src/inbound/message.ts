@@ -1,4 +1,4 @@
-import { contentSize, type BlobStore } from './blobs.js';
+import { contentSize, type BlobStore } from '../ingest/blobs.js';
 import type { ExternalCopies, FiledCopy, InboundAttachment, InboundMessage, RawDelivery } from './types.js';
 
 /** An attachment once its bytes are a durable blob: metadata plus the blob's SHA-256. */

@@ -3,7 +3,7 @@
  * ingestion path. Both paths hand ingest a message and a list of recipients; ingest commits it
  * durably, acknowledges, and stores per-mailbox copies in the worker.
  */
-import type { BlobContent } from './blobs.js';
+import type { BlobContent } from '../ingest/blobs.js';
 import type { ImapSummary } from '../message/summary.js';
 import type { QueueJob } from '../mailstore/submissions.js';
 import type { PreAcceptance } from '../spam/verdict.js';
