@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Core } from '../core.js';
 import { createGroupCommit, type Outcome } from '../ingest/group-commit.js';
-import type { Ingest, Resolution } from '../inbound/types.js';
+import type { Resolution } from '../inbound/types.js';
+import type { Ingest } from '../ingest/ports.js';
 import { DKIM_SELECTOR } from '../outbound/prepare.js';
 import type { OutboundStore } from '../outbound/store.js';
 import { receivedHeader, returnPathHeader } from '../smtp/received.js';
