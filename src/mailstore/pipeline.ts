@@ -35,7 +35,7 @@ import type { FiledCopy } from '../inbound/types.js';
 import { forwardRows } from './forwards.js';
 import type { OutboundTable } from '../db/tables/outbound.js';
 import { queueExternalOfRecord } from './submissions.js';
-import { submissionStore } from '../submission/store.js';
+import { submissionStore } from './submission-store.js';
 import type { EmailEvent, EventRecorder } from '../webhooks/events.js';
 import { classify } from './classify.js';
 import { filter } from './filter.js';

@@ -21,8 +21,8 @@ import { srsKey } from './secret.js';
 import { createSigningThread } from '../signing/sign-thread.js';
 import { createMemo, LOOKUP_HOLD_MS } from './memo.js';
 import { createOutboundService } from './service.js';
-import { createSrs, type Srs } from './srs.js';
-import { createOutboundStore } from './store.js';
+import { createSrs, type Srs } from '../message/srs.js';
+import { createOutboundStore } from '../mailstore/outbound-store.js';
 import { createLocalTransmitter, createRemoteTransmitter } from './transmit.js';
 import { createOutboundWorker, SET_ASIDE_REPLY } from './worker.js';
 

@@ -12,9 +12,9 @@ import { renderApiMessage } from './render.js';
 import { createKeyCache } from '../signing/keys.js';
 import type { SigningThread } from '../signing/sign-thread.js';
 import { signForward } from '../signing/sign.js';
-import type { Srs } from './srs.js';
+import type { Srs } from '../message/srs.js';
 import type { DnsLookup } from '../mailauth/dns.js';
-import type { OutboundRow, OutboundStore } from './store.js';
+import type { OutboundRow, OutboundStore } from '../mailstore/outbound-store.js';
 
 /** An ARC header field at the start of a line of the header section (an arriving chain, checked with DNS). */
 const ARC_FIELD = /^arc-(?:seal|message-signature|authentication-results)\s*:/im;

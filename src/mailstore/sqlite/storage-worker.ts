@@ -20,7 +20,7 @@ import { moveRecords } from '../journal-move.js';
 import { noteFailure } from '../set-aside.js';
 import type { StorageReply, StorageRequest, StorageThreadData } from './storage-protocol.js';
 import { createIngestStore } from '../inbound-store.js';
-import { createOutboundStore } from '../../outbound/store.js';
+import { createOutboundStore } from '../outbound-store.js';
 import { commitSubmissions } from '../submissions.js';
 
 // Storing queued mail is background work: the thread that answers SMTP and HTTP comes first.
