@@ -3,7 +3,7 @@ import type { Core } from '../core.js';
 import { createGroupCommit, type Outcome } from '../ingest/group-commit.js';
 import type { Resolution } from '../inbound/types.js';
 import type { Ingest } from '../ingest/ports.js';
-import { DKIM_SELECTOR } from '../outbound/prepare.js';
+import { DKIM_SELECTOR } from '../signing/dkim-keys.js';
 import type { OutboundStore } from '../mailstore/outbound-store.js';
 import { receivedHeader, returnPathHeader } from '../smtp/received.js';
 import type { DailyLedger } from './daily.js';
