@@ -4,7 +4,7 @@
  * only: the ingestion path itself is ingest/ports.ts (Ingest).
  */
 import type { ImapSummary } from '../message/summary.js';
-import type { PreAcceptance } from '../spam/verdict.js';
+import type { PreAcceptance } from './spam-verdict.js';
 import type { AuthResults } from '../message/auth-results.js';
 
 /**

@@ -1,6 +1,6 @@
 import type { Insertable } from 'kysely';
 import type { Db } from '../db/connection.js';
-import type { Delivery } from './steps.js';
+import type { Delivery } from '../inbound/delivery-steps.js';
 import type { Target } from '../inbound/message.js';
 import { messageKey, type IngestStore, type MessageKey } from './inbound-store.js';
 import type { InboundTable } from '../db/tables/ingest.js';

@@ -16,7 +16,7 @@
  *  5. filter        FilterStep    (trx, delivery, recipients, classified: Placement[], now)
  *                     => Promise<{ placements: Array<Placement | null>, effects: { redirects, replies } }>   filter.ts
  *                   Placement = { folder (default 'INBOX'), keywords: string[], prepend?: string, spam?: unknown };
- *                   null stores no copy for that recipient (discard). Types in steps.ts.
+ *                   null stores no copy for that recipient (discard). Types in inbound/delivery-steps.ts.
  *  6. file          fileCopies: a copy per placement (writer.storeCopies), plus filed Sent copies (not classified
  *                   nor filtered: DECISIONS.md sections 18 and 19), events, quota usage.
  *  7. forward       forwardRows (forwards.ts) of alias forwards, and the filter's redirects: outbound items.
@@ -43,8 +43,8 @@ import { asWritten, withPrepended, writeOwnBytes, type OwnBytes } from './own-by
 import { isSpamVerdict, recipientsOfSent, saveVerdicts, type VerdictCounts } from '../spam/filing.js';
 import { spamStatusField } from '../spam/header.js';
 import { rememberCorrespondents } from '../spam/reputation.js';
-import type { SpamVerdict } from '../spam/verdict.js';
-import type { DecisionSteps, Delivery, Filtered, Placement, Recipient, SideEffects } from './steps.js';
+import type { SpamVerdict } from '../inbound/spam-verdict.js';
+import type { DecisionSteps, Delivery, Filtered, Placement, Recipient, SideEffects } from '../inbound/delivery-steps.js';
 
 /** What the batch transaction uses; `steps` replaces the default classify and filter steps. */
 export interface PipelineDeps {

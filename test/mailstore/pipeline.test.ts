@@ -12,7 +12,7 @@ import { encodeMessage } from '../../src/inbound/encoded-message.js';
 import type { StoredMessage, Target } from '../../src/inbound/message.js';
 import { createIngestStore } from '../../src/mailstore/inbound-store.js';
 import { deliverBatch } from '../../src/mailstore/pipeline.js';
-import type { DecisionSteps, Placement } from '../../src/mailstore/steps.js';
+import type { DecisionSteps, Placement } from '../../src/inbound/delivery-steps.js';
 import { createEventRecorder } from '../../src/webhooks/events.js';
 import { tempDir } from '../helpers/app.js';
 import { freshPostgresDatabase, onPostgres } from '../helpers/pg.js';
