@@ -2,9 +2,9 @@ import { sql, type Insertable, type Selectable } from 'kysely';
 import type { Db } from '../db/connection.js';
 import { chosenOnce, type Backend } from '../db/backend.js';
 import type { Reader } from '../db/reader.js';
-import type { EmailWrites, NewEmailRow } from './ports.js';
-import { postgresEmailWrites } from './postgres/email-writes.js';
-import { sqliteEmailWrites } from './sqlite/email-writes.js';
+import type { EmailWrites, NewEmailRow } from '../mailstore/email-writes.js';
+import { postgresEmailWrites } from '../mailstore/postgres/email-writes.js';
+import { sqliteEmailWrites } from '../mailstore/sqlite/email-writes.js';
 import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable } from '../db/tables/emails.js';
 
 /** What narrows a list: the tenant always, the rest when given. */

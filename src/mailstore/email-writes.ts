@@ -7,7 +7,7 @@ export type NewEmailRow = Insertable<EmailsTable> & { id: number };
 
 /**
  * The writing queries of stored email whose SQL differs between the backends (sqlite/ and
- * postgres/email-writes.ts); store.ts chooses one at wiring and adds the queries both share.
+ * postgres/email-writes.ts); createEmailWrites below chooses one and adds the queries both share.
  */
 export interface EmailWrites {
   /**
