@@ -1,5 +1,5 @@
 import type { Core } from '../../core.js';
-import { createEmailStore } from '../../emails/store.js';
+import { createEmailWrites } from '../../mailstore/email-writes.js';
 import { createIngestStore } from '../../mailstore/inbound-store.js';
 import type { Markers } from '../../mailstore/markers.js';
 import { poolSubmissions } from '../../mailstore/submissions.js';
@@ -28,7 +28,7 @@ export function createPostgresIngest(core: Core, deps: {
   const store = createIngestStore();
   let parser: RawParser | null = null;
   const worker = createPgIngestWorker({
-    db: core.db, store, writer: createEmailWriter({ store: createEmailStore(), markers: deps.markers, clock: core.clock }), markers: deps.markers,
+    db: core.db, store, writer: createEmailWriter({ store: createEmailWrites(), markers: deps.markers, clock: core.clock }), markers: deps.markers,
     files: deps.blobs, clock: core.clock, logger: core.logger, parser: () => parser,
     onHints: (h) => deps.events.notify(h), onForwardsQueued: deps.onForwardsQueued, onStored: deps.onStored,
     onVerdicts: (v) => countStoredVerdicts(core.metrics.registry, v), spamFilter: core.config.spamFilter,
