@@ -1,7 +1,7 @@
 import { sql, type Insertable } from 'kysely';
 import type { Db } from '../../db/connection.js';
 import { foldSearchText } from '../../message/search-fold.js';
-import type { EmailWrites, NewEmailRow } from '../email-writes.js';
+import type { EmailWrites, NewEmailRow } from '../ports.js';
 import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable } from '../../db/tables/emails.js';
 
 /*
