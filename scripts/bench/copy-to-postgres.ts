@@ -15,7 +15,7 @@
 import Database from 'better-sqlite3';
 import type pg from 'pg';
 import { openPostgresDatabase, type PostgresDatabase } from '../../src/db/postgres.js';
-import { postgresEmailWrites as pgStore } from '../../src/emails/postgres/email-writes.js';
+import { postgresEmailWrites as pgStore } from '../../src/mailstore/postgres/email-writes.js';
 import type { EmailsFtsTable } from '../../src/db/tables/emails.js';
 import { INDEXED_BODY_CHARS, plainText } from '../../src/message/text.js';
 

@@ -1,5 +1,5 @@
 import type { Core } from '../core.js';
-import type { RecipientResolver } from '../ingest/types.js';
+import type { RecipientResolver } from '../inbound/types.js';
 import type { Mailboxes } from '../mailboxes/index.js';
 import { cachedRecipientResolver, createRecipientResolver } from './resolver.js';
 import { aliasRoutes } from './routes.js';

@@ -1,7 +1,7 @@
 import type { Db } from '../db/connection.js';
 import { addressProblem, domainOf, isUtf8LocalPart, normalizeAddress } from '../message/address.js';
 import { hostnameProblem, normalizeHostname } from '../message/hostname.js';
-import type { RecipientResolver, Resolution } from '../ingest/types.js';
+import type { RecipientResolver, Resolution } from '../inbound/types.js';
 import { backendOf, type Backend } from '../db/backend.js';
 import type { RecipientSnapshot, SnapshotQuery } from './ports.js';
 import { readRecipientSnapshot, snapshotQueryOf } from './store.js';

@@ -12,7 +12,7 @@ import { contentDisposition, LINK_TTL_MS, safeContentType, type LinkSigner } fro
 import type { EmailStore } from './store.js';
 import { spamStatusField, rewriteRaw } from '../spam/header.js';
 import { verdictOfEmail } from '../spam/verdicts.js';
-import type { SpamVerdict } from '../spam/verdict.js';
+import type { SpamVerdict } from '../inbound/spam-verdict.js';
 import { Readable as ReadableStream } from 'node:stream';
 
 

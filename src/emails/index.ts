@@ -1,7 +1,7 @@
 import type { Core } from '../core.js';
 import type { Trx } from '../db/connection.js';
 import { createIngest } from '../ingest/index.js';
-import type { RecipientResolver } from '../ingest/types.js';
+import type { RecipientResolver } from '../inbound/types.js';
 import type { Mailboxes } from '../mailboxes/index.js';
 import { createEventRecorder, type EventRecorder } from '../webhooks/events.js';
 import { createMailChanges } from './mail-changes.js';

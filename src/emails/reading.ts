@@ -2,7 +2,7 @@ import { encodeListCursor, encodeSyncCursor } from './cursor.js';
 import { markerTime } from '../mailstore/markers.js';
 import { newestHitsSync, plainPrefix } from './search.js';
 import { withSpamStatus } from '../spam/header.js';
-import type { SpamVerdict } from '../spam/verdict.js';
+import type { SpamVerdict } from '../inbound/spam-verdict.js';
 import { G, L, S, type AttachmentRow, type EmailReads, type EmailRow, type ListFilter, type ListRow, type Position, type SyncRow } from './store.js';
 
 /*

@@ -4,7 +4,7 @@ import type { EmailFiles } from '../emails/files.js';
 import type { AppendInput, FolderMessages } from '../emails/folders/index.js';
 import type { Lockout } from '../mailboxes/lockout.js';
 import type { MailboxLogins } from '../mailboxes/logins.js';
-import { safeStrings } from '../ingest/safe-text.js';
+import { safeStrings } from '../inbound/safe-text.js';
 import { imapSummary } from '../message/summary.js';
 
 const RAW_CACHE = 8;

@@ -3,11 +3,12 @@ import type { Db } from '../db/connection.js';
 import type { BlobStore } from './blobs.js';
 import { fits, type AcceptJob } from '../mailstore/commits.js';
 import { createGroupCommit, type Outcome } from './group-commit.js';
-import { apiMessageSize, smtpTargets, storeAttachments, type Envelope, type StoredMessage, type Target } from './message.js';
+import { apiMessageSize, smtpTargets, type Envelope, type StoredMessage, type Target } from '../inbound/message.js';
+import { storeAttachments } from './blobs.js';
 import type { Journal } from './journal.js';
 import type { StorageThread } from '../mailstore/sqlite/storage-thread.js';
 import type { IngestStore } from '../mailstore/inbound-store.js';
-import type { InboundMessage, RawDelivery, RecipientResolver } from './types.js';
+import type { InboundMessage, RawDelivery, RecipientResolver } from '../inbound/types.js';
 
 /** Raw messages up to this size live in their journal record and queue row, so one fsync per group commit covers them. */
 export const RAW_IN_ROW_BYTES = 256 * 1024;

@@ -2,6 +2,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import { createReadStream, mkdirSync, type ReadStream } from 'node:fs';
 import { access, open, readFile, rename, unlink, utimes } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
+import type { BlobContent, InboundAttachment, SpooledBlob } from '../inbound/types.js';
+import type { StoredAttachment } from '../inbound/message.js';
 
 /** Writes `data` to `path` and flushes it to the disk before resolving. */
 async function writeSynced(path: string, data: Buffer): Promise<void> {
@@ -26,16 +28,6 @@ async function syncDir(dir: string): Promise<void> {
 }
 
 const exists = (path: string) => access(path).then(() => true, () => false);
-
-/** Content written to a file under `tmp/` as it was decoded, with its hash: a blob not yet in place. */
-export interface SpooledBlob {
-  spooled: string;
-  sha256: string;
-  size: number;
-}
-
-/** Attachment content as it reaches the blob store: in memory, or already written to `tmp/`. */
-export type BlobContent = Buffer | SpooledBlob;
 
 export const contentSize = (c: BlobContent): number => (Buffer.isBuffer(c) ? c.length : c.size);
 
@@ -184,3 +176,11 @@ export function createBlobStore(dataDir: string, now: () => number = Date.now) {
   };
 }
 export type BlobStore = ReturnType<typeof createBlobStore>;
+
+/** Makes each attachment a durable blob (identical contents once) and returns what is kept of it. */
+export function storeAttachments(attachments: InboundAttachment[], blobs: Pick<BlobStore, 'putBlob'>): Promise<StoredAttachment[]> {
+  return Promise.all(attachments.map(async (a) => ({
+    filename: a.filename, contentType: a.contentType, size: contentSize(a.content), sha256: await blobs.putBlob(a.content),
+    contentId: a.contentId ?? null, disposition: a.disposition ?? 'attachment',
+  })));
+}

@@ -10,7 +10,8 @@ import type { IngestBackend } from './ports.js';
 import { createPostgresIngest } from './postgres/backend.js';
 import { createSqliteIngest } from './sqlite/backend.js';
 import { registerSpamMetrics } from '../spam/metrics.js';
-import type { Ingest, RecipientResolver } from './types.js';
+import type { RecipientResolver } from '../inbound/types.js';
+import type { Ingest } from './ports.js';
 
 /** Cron job name of the hourly sweep of files no row names. */
 export const SWEEP_JOB = 'ingest.sweep-orphans';

@@ -1,5 +1,5 @@
 import type { Logger } from '../logger.js';
-import type { FailureNote } from './set-aside.js';
+import type { FailureNote } from '../mailstore/set-aside.js';
 
 /** One message of a failed batch, stored on its own by `store`. */
 export interface Unit<I> {

@@ -3,16 +3,10 @@ import { open, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Logger } from '../logger.js';
 import { createGroupCommit, type Outcome } from './group-commit.js';
-import { encodeRecord, scanSegment, type JournalEntry, type RecordRef } from './journal-format.js';
+import { encodeRecord, scanSegment, type JournalEntry, type JournalPosition, type RecordRef } from '../inbound/journal-format.js';
 
 /** A segment is closed and a new one started past this size; a segment goes once all its records are in the database. */
 export const SEGMENT_BYTES = 64 * 1024 * 1024;
-
-/** How far the database holds the journal: every record before this place is a queue row. */
-export interface JournalPosition {
-  segment: number;
-  offset: number;
-}
 
 /** A record not yet moved into the database, with the raw file it names (kept from the orphan sweep). */
 type Pending = RecordRef & { rawPath: string | null };

@@ -1,8 +1,8 @@
 import { addressProblem, normalizeAddress } from '../message/address.js';
 import { unprocessable } from '../errors.js';
-import { safeMessage } from './safe-text.js';
+import { safeMessage } from '../inbound/safe-text.js';
 import { MAX_ATTACHMENT_BYTES, type InboundBody } from './schemas.js';
-import type { InboundAttachment, InboundMessage } from './types.js';
+import type { InboundAttachment, InboundMessage } from '../inbound/types.js';
 
 // A UTF-16 surrogate without its partner: JSON can smuggle one in with \uD800, UTF-8 cannot carry it.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;

@@ -2,7 +2,7 @@ import type { RouteRegistry } from '../http/registry.js';
 import { backlogFullError } from './backlog-limit.js';
 import { normalizeInbound } from './normalize.js';
 import { INBOUND_BODY_LIMIT, inboundBody, type InboundBody } from './schemas.js';
-import type { Ingest } from './types.js';
+import type { Ingest } from './ports.js';
 
 /** POST /v1/mail/inbound: the API face of ingestion. */
 export function ingestRoutes({ registry, ingest }: { registry: RouteRegistry; ingest: Ingest }) {

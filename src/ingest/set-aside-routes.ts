@@ -3,7 +3,7 @@ import { forbidden, notFound } from '../errors.js';
 import type { RouteRegistry } from '../http/registry.js';
 import { idSchema } from '../http/validate.js';
 import type { ApiKey } from '../tenants/service.js';
-import { setAsideStore, type SetAsideMessage } from './set-aside.js';
+import { setAsideStore, type SetAsideMessage } from '../mailstore/set-aside.js';
 import type { IngestStore } from '../mailstore/inbound-store.js';
 
 /** Most set-aside messages one list answers (oldest first). */

@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import type { BlobStore } from './blobs.js';
-import type { StoredMessage } from './message.js';
+import type { StoredMessage } from '../inbound/message.js';
 import type { IngestStore } from '../mailstore/inbound-store.js';
 
 /** Files younger than this are left alone: an acceptance may be about to commit the row naming them. */

@@ -6,15 +6,15 @@ import type { Failure, ParsedRaw, StoreResult } from '../mailstore/commits.js';
 import { logFilterErrors } from '../sieve-store/filter.js';
 import type { Journal } from './journal.js';
 import { BATCH_ROWS, BUSY_PAUSE_RATIO, DEFAULT_DRAIN_MS_PER_ROW, inflowDelayMs, LOADED_BATCH_ROWS, pace } from './pace.js';
-import type { Envelope, Target } from './message.js';
+import type { Envelope, Target } from '../inbound/message.js';
 import type { StorageThread } from '../mailstore/sqlite/storage-thread.js';
 import { createBlame } from './isolate.js';
 import { storeInParts } from './split-batch.js';
-import { MAX_ATTEMPTS, retryDelayMs } from './set-aside.js';
+import { MAX_ATTEMPTS, retryDelayMs } from '../mailstore/set-aside.js';
 import type { IngestStore } from '../mailstore/inbound-store.js';
 import { screeningOf } from '../spam/screening.js';
 import type { VerdictCounts } from '../spam/filing.js';
-import type { QueuedRawParser, RawParser } from './types.js';
+import type { QueuedRawParser, RawParser } from '../inbound/types.js';
 
 /** Bytes of queued messages per batch (raw rows are loaded whole). */
 export const BATCH_BYTES = 8 * 1024 * 1024;
@@ -22,7 +22,7 @@ export const BATCH_BYTES = 8 * 1024 * 1024;
 const MOVE_ROWS = 1024;
 /** Bytes of journal records per move: the storage thread reads them into one buffer and binds them to its inserts. */
 const MOVE_BYTES = 2 * 1024 * 1024;
-export { MAX_ATTEMPTS } from './set-aside.js';
+export { MAX_ATTEMPTS } from '../mailstore/set-aside.js';
 const POLL_MS = 1000;
 /** How long mail may wait with nothing stored before the worker warns (and again after as long). */
 export const STALL_WARN_MS = 30_000;

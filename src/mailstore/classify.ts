@@ -1,5 +1,5 @@
-import type { ClassifyStep } from './steps.js';
-import { inboxPlacement } from './steps.js';
+import type { ClassifyStep } from '../inbound/delivery-steps.js';
+import { inboxPlacement } from '../inbound/delivery-steps.js';
 
 /**
  * The classification step of delivery (spam, DECISIONS.md section 18): pass-through for now, every

@@ -1,11 +1,11 @@
 import type { Insertable } from 'kysely';
 import type { Db } from '../db/connection.js';
-import type { Delivery } from './steps.js';
-import type { Target } from '../ingest/message.js';
+import type { Delivery } from '../inbound/delivery-steps.js';
+import type { Target } from '../inbound/message.js';
 import { messageKey, type IngestStore, type MessageKey } from './inbound-store.js';
 import type { InboundTable } from '../db/tables/ingest.js';
 import type { VerdictCounts } from '../spam/filing.js';
-import type { EncodedMessage } from '../ingest/encoded-message.js';
+import type { EncodedMessage } from '../inbound/encoded-message.js';
 
 const MB = 1024 * 1024;
 

@@ -1,5 +1,5 @@
 import { sieveFilter } from '../sieve-store/filter.js';
-import type { FilterStep } from './steps.js';
+import type { FilterStep } from '../inbound/delivery-steps.js';
 
 /**
  * The filter step of delivery (Sieve and vacation, DECISIONS.md section 19): the mailbox's active

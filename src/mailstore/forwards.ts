@@ -1,6 +1,6 @@
 import type { Insertable } from 'kysely';
-import type { StoredMessage, Target } from '../ingest/message.js';
-import { isSrsLocalPart } from '../outbound/srs.js';
+import type { StoredMessage, Target } from '../inbound/message.js';
+import { isSrsLocalPart } from '../message/srs.js';
 import type { OutboundTable } from '../db/tables/outbound.js';
 
 /** A message of an ingest batch as outbound needs it: its inbound row, sender, targets, copies. */

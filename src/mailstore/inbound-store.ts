@@ -1,7 +1,7 @@
 import { sql, type Insertable } from 'kysely';
 import type { Db } from '../db/connection.js';
 import type { OutboundTable } from '../db/tables/outbound.js';
-import { safeText } from '../ingest/safe-text.js';
+import { safeText } from '../inbound/safe-text.js';
 import type { InboundReservationsTable, InboundTable } from '../db/tables/ingest.js';
 import type { MessageKey } from './message-key.js';
 import { inboundSql } from './storage-sql.js';

@@ -1,8 +1,7 @@
 import { closeSync, openSync, readSync } from 'node:fs';
 import type { Insertable } from 'kysely';
 import type { Db } from '../db/connection.js';
-import { decodeRecord, type RecordRef } from '../ingest/journal-format.js';
-import type { JournalPosition } from '../ingest/journal.js';
+import { decodeRecord, type JournalPosition, type RecordRef } from '../inbound/journal-format.js';
 import type { IngestStore } from './inbound-store.js';
 import type { InboundTable } from '../db/tables/ingest.js';
 

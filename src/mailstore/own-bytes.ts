@@ -1,6 +1,6 @@
 import type { Db } from '../db/connection.js';
-import type { StoredMessage } from '../ingest/message.js';
-import type { FiledCopy } from '../ingest/types.js';
+import type { StoredMessage } from '../inbound/message.js';
+import type { FiledCopy } from '../inbound/types.js';
 import { storageSql } from './storage-sql.js';
 
 /**

@@ -7,7 +7,7 @@
  *                   ingest/postgres/accept.ts (PostgreSQL: group commit in the database):
  *                     acceptRaw(delivery: RawDelivery): Promise<void>            SMTP, before the 250
  *                     acceptMessage(tenantId, message: InboundMessage): Promise<void>   POST /v1/mail/inbound
- *  2. parse         RawParser (ingest/types.ts), run by the ingest worker in parser threads:
+ *  2. parse         RawParser (inbound/types.ts), run by the ingest worker in parser threads:
  *                     (raw: Buffer | { path }, envelope) => Promise<EncodedMessage>
  *  3. authenticate  inside the parser (mailauth): SPF, DKIM, DMARC -> StoredMessage.auth
  *                   (null for API mail and authenticated submission)
@@ -16,7 +16,7 @@
  *  5. filter        FilterStep    (trx, delivery, recipients, classified: Placement[], now)
  *                     => Promise<{ placements: Array<Placement | null>, effects: { redirects, replies } }>   filter.ts
  *                   Placement = { folder (default 'INBOX'), keywords: string[], prepend?: string, spam?: unknown };
- *                   null stores no copy for that recipient (discard). Types in steps.ts.
+ *                   null stores no copy for that recipient (discard). Types in inbound/delivery-steps.ts.
  *  6. file          fileCopies: a copy per placement (writer.storeCopies), plus filed Sent copies (not classified
  *                   nor filtered: DECISIONS.md sections 18 and 19), events, quota usage.
  *  7. forward       forwardRows (forwards.ts) of alias forwards, and the filter's redirects: outbound items.
@@ -27,15 +27,15 @@ import type { Insertable } from 'kysely';
 import type { Db } from '../db/connection.js';
 import type { Copy, Created, EmailWriter } from './writer.js';
 import type { Failure, StoreInput, StoreResult } from './commits.js';
-import type { StoredMessage, Target } from '../ingest/message.js';
-import { decodeMessage } from '../ingest/encoded-message.js';
-import { setAside } from '../ingest/set-aside.js';
+import type { StoredMessage, Target } from '../inbound/message.js';
+import { decodeMessage } from '../inbound/encoded-message.js';
+import { setAside } from './set-aside.js';
 import type { IngestStore } from './inbound-store.js';
-import type { FiledCopy } from '../ingest/types.js';
+import type { FiledCopy } from '../inbound/types.js';
 import { forwardRows } from './forwards.js';
 import type { OutboundTable } from '../db/tables/outbound.js';
 import { queueExternalOfRecord } from './submissions.js';
-import { submissionStore } from '../submission/store.js';
+import { submissionStore } from './submission-store.js';
 import type { EmailEvent, EventRecorder } from '../webhooks/events.js';
 import { classify } from './classify.js';
 import { filter } from './filter.js';
@@ -43,8 +43,8 @@ import { asWritten, withPrepended, writeOwnBytes, type OwnBytes } from './own-by
 import { isSpamVerdict, recipientsOfSent, saveVerdicts, type VerdictCounts } from '../spam/filing.js';
 import { spamStatusField } from '../spam/header.js';
 import { rememberCorrespondents } from '../spam/reputation.js';
-import type { SpamVerdict } from '../spam/verdict.js';
-import type { DecisionSteps, Delivery, Filtered, Placement, Recipient, SideEffects } from './steps.js';
+import type { SpamVerdict } from '../inbound/spam-verdict.js';
+import type { DecisionSteps, Delivery, Filtered, Placement, Recipient, SideEffects } from '../inbound/delivery-steps.js';
 
 /** What the batch transaction uses; `steps` replaces the default classify and filter steps. */
 export interface PipelineDeps {

@@ -1,9 +1,9 @@
 import { sql, type Insertable } from 'kysely';
 import type { Db } from '../db/connection.js';
 import { dml } from '../db/backend.js';
-import { createOutboundStore, type OutboundStore } from '../outbound/store.js';
+import { createOutboundStore, type OutboundStore } from './outbound-store.js';
 import type { OutboundTable } from '../db/tables/outbound.js';
-import { submissionStore } from '../submission/store.js';
+import { submissionStore } from './submission-store.js';
 
 /** What one submission commits to the database: its external recipients' queue items (with the signed bytes) and its daily count. */
 export interface QueueJob {

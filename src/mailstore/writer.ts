@@ -1,10 +1,10 @@
 import { sql, type Insertable } from 'kysely';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
-import type { StoredMessage } from '../ingest/message.js';
+import type { StoredMessage } from '../inbound/message.js';
 import { folderStore } from './folder-store.js';
 import type { Markers } from './markers.js';
-import type { EmailStore } from '../emails/store.js';
+import type { EmailRowWrites } from './email-writes.js';
 import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable } from '../db/tables/emails.js';
 import { INDEXED_BODY_CHARS, plainText, snippetOf } from '../message/text.js';
 
@@ -112,7 +112,7 @@ async function inChunks<T>(rows: T[], insert: (part: T[]) => Promise<unknown>): 
  * the mailbox already has the message_id), its contents, attachments, IMAP summary and search index entries,
  * the index written in multi-row statements because per-statement cost dominates FTS5 inserts.
  */
-export function createEmailWriter({ store, markers, clock }: { store: EmailStore; markers: Markers; clock: Clock }) {
+export function createEmailWriter({ store, markers, clock }: { store: EmailRowWrites; markers: Markers; clock: Clock }) {
   return {
     async storeCopies(trx: Db, given: Copy[]): Promise<Created[]> {
       if (given.length === 0) return [];

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
-import type { RecipientResolver } from '../ingest/types.js';
-import { isSrsLocalPart, type Srs } from './srs.js';
+import type { RecipientResolver } from '../inbound/types.js';
+import { isSrsLocalPart, type Srs } from '../message/srs.js';
 
 /**
  * The recipient resolver with bounces to forwarded mail (DECISIONS.md section 12): an SRS0=/SRS1=

@@ -1,6 +1,6 @@
 import type { Db } from '../db/connection.js';
 import { lockKeys, type NodeSession } from '../db/pg-session.js';
-import type { OutboundRow, OutboundStore } from './store.js';
+import type { OutboundRow, OutboundStore } from '../mailstore/outbound-store.js';
 
 /**
  * How the delivery worker takes due items so that each is tried by one sender at a time, and how

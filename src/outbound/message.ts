@@ -1,4 +1,4 @@
-import type { AuthResults } from '../ingest/types.js';
+import type { AuthResults } from '../inbound/types.js';
 
 /** Most `Received:` headers a forwarded message may carry (ours included) before it counts as looping. */
 export const MAX_RECEIVED = 30;

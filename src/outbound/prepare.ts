@@ -3,24 +3,22 @@ import { withoutReturnPath } from '../smtp/return-path.js';
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import type { BlobStore } from '../ingest/blobs.js';
-import type { StoredMessage } from '../ingest/message.js';
-import type { AuthResults } from '../ingest/types.js';
+import type { StoredMessage } from '../inbound/message.js';
+import type { AuthResults } from '../inbound/types.js';
 import type { Logger } from '../logger.js';
 import { authResultsText, countReceived, dmarcRejects, headerSection, MAX_RECEIVED } from './message.js';
 import { createMemo, LOOKUP_HOLD_MS } from './memo.js';
 import { renderApiMessage } from './render.js';
+import { DKIM_SELECTOR } from '../signing/dkim-keys.js';
 import { createKeyCache } from '../signing/keys.js';
 import type { SigningThread } from '../signing/sign-thread.js';
 import { signForward } from '../signing/sign.js';
-import type { Srs } from './srs.js';
-import type { DnsLookup } from '../smtp/dns.js';
-import type { OutboundRow, OutboundStore } from './store.js';
+import type { Srs } from '../message/srs.js';
+import type { DnsLookup } from '../mailauth/dns.js';
+import type { OutboundRow, OutboundStore } from '../mailstore/outbound-store.js';
 
 /** An ARC header field at the start of a line of the header section (an arriving chain, checked with DNS). */
 const ARC_FIELD = /^arc-(?:seal|message-signature|authentication-results)\s*:/im;
-
-/** The selector of every DKIM key of ours (DECISIONS.md section 4: `mailstead._domainkey.<host>`). */
-export const DKIM_SELECTOR = 'mailstead';
 
 /** A message ready to go: the envelope sender, the bytes to send, and the bytes as they were (for a DSN). */
 export interface Ready {

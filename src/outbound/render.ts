@@ -1,5 +1,5 @@
 import { composeApiMessage } from '../emails/compose.js';
-import type { StoredMessage } from '../ingest/message.js';
+import type { StoredMessage } from '../inbound/message.js';
 
 /**
  * The RFC 5322 form of mail posted to `POST /v1/mail/inbound`: the same composition as

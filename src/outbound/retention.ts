@@ -3,7 +3,7 @@ import type { CronJob } from '../cron.js';
 import type { Db } from '../db/connection.js';
 import type { IngestStore } from '../mailstore/inbound-store.js';
 import type { Logger } from '../logger.js';
-import type { OutboundStore } from './store.js';
+import type { OutboundStore } from '../mailstore/outbound-store.js';
 
 /** How long sent and failed items stay listed (and retryable, for failed ones). */
 export const FINISHED_RETENTION_MS = 30 * 24 * 3600 * 1000;

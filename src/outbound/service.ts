@@ -2,7 +2,7 @@ import type { Db } from '../db/connection.js';
 import { notFound, unprocessable } from '../errors.js';
 import { iso } from '../format.js';
 import type { OutboundItem } from './schemas.js';
-import type { ListPosition, OutboundRow, OutboundStore } from './store.js';
+import type { ListPosition, OutboundRow, OutboundStore } from '../mailstore/outbound-store.js';
 import type { OutboundStatus } from '../db/tables/outbound.js';
 
 /** Items per page when `per_page` is not given (as GET /v1/emails). */

@@ -1,4 +1,5 @@
-import type { Ingest, RecipientResolver } from '../ingest/types.js';
+import type { RecipientResolver } from '../inbound/types.js';
+import type { Ingest } from '../ingest/ports.js';
 import { returnPathHeader } from '../smtp/received.js';
 import { withoutReturnPath } from '../smtp/return-path.js';
 import { localReceived } from './message.js';

@@ -10,7 +10,7 @@ import { buildDsn } from './dsn.js';
 import { headerSection, statusOf } from './message.js';
 import type { Preparer } from './prepare.js';
 import { nextAttemptAt, type RetryPolicy } from './schedule.js';
-import type { OutboundRow, OutboundStore } from './store.js';
+import type { OutboundRow, OutboundStore } from '../mailstore/outbound-store.js';
 import type { OutboundTable } from '../db/tables/outbound.js';
 import type { LocalTransmitter, RemoteTransmitter, TryResult } from './transmit.js';
 

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Db } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import { folderStore } from '../mailstore/folder-store.js';
-import type { Classified, Delivery, Filtered, Placement, Recipient, Reply } from '../mailstore/steps.js';
+import type { Classified, Delivery, Filtered, Placement, Recipient, Reply } from '../inbound/delivery-steps.js';
 import { parseSieve, runSieve, type CompiledScript, type SieveAction } from '../sieve/index.js';
 import { headerFields } from '../vacation/headers.js';
 import { refusalMessage, vacationReply } from '../vacation/reply.js';

@@ -1,4 +1,4 @@
-import type { StoredMessage } from '../ingest/message.js';
+import type { StoredMessage } from '../inbound/message.js';
 import { encodeHeaderValue } from '../vacation/headers.js';
 
 /**

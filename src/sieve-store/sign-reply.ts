@@ -1,5 +1,5 @@
 import type { Db } from '../db/connection.js';
-import { DKIM_SELECTOR } from '../outbound/prepare.js';
+import { DKIM_SELECTOR } from '../signing/dkim-keys.js';
 import { createKeyCache } from '../signing/keys.js';
 import { signDkim } from '../signing/sign.js';
 

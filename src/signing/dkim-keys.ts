@@ -3,6 +3,9 @@ import { promisify } from 'node:util';
 
 const generate = promisify(generateKeyPair);
 
+/** The selector of every DKIM key of ours (DECISIONS.md section 4: `mailstead._domainkey.<host>`). */
+export const DKIM_SELECTOR = 'mailstead';
+
 /** A DKIM key pair: the private key as PKCS#8 PEM (kept for signing), the public key as base64 DER SPKI (published). */
 export interface DkimKeyPair {
   privateKeyPem: string;

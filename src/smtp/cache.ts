@@ -1,5 +1,5 @@
 import type { Clock } from '../clock.js';
-import type { RecipientResolver } from '../ingest/types.js';
+import type { RecipientResolver } from '../inbound/types.js';
 import type { QuotaCheck } from './recipients.js';
 
 /** How long a positive answer (a recipient that delivers, a mailbox with room) is reused. */

@@ -2,13 +2,13 @@ import type { SMTPServerDataStream, SMTPServerSession } from 'smtp-server';
 import type { Clock } from '../clock.js';
 import { domainOf, normalizeAddress } from '../message/address.js';
 import { hostnameProblem } from '../message/hostname.js';
-import type { RawDelivery } from '../ingest/types.js';
+import type { RawDelivery } from '../inbound/types.js';
 import type { Logger } from '../logger.js';
 import type { PreAcceptancePolicy } from '../spam/policy/types.js';
 import { receivedHeader, returnPathHeader } from './received.js';
 import { ReturnPathFilter } from './return-path.js';
 import type { Deliverable } from './recipients.js';
-import { BACKLOG_FULL, LOCAL_ERROR, MAILBOX_FULL, TOO_BIG, type SmtpReply } from './replies.js';
+import { BACKLOG_FULL, LOCAL_ERROR, MAILBOX_FULL, TOO_BIG, type SmtpReply } from '../smtp-replies.js';
 import { Spool } from './spool.js';
 
 /** What the DATA phase needs from the rest of the listener. */

@@ -1,5 +1,5 @@
 import type { SMTPServerSession } from 'smtp-server';
-import { smtpReply, type SmtpReply } from './replies.js';
+import { smtpReply, type SmtpReply } from '../smtp-replies.js';
 
 /** How a session that keeps being refused is slowed and then cut (Postfix's soft and hard error limits). */
 export interface ErrorLimits {

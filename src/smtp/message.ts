@@ -3,7 +3,7 @@ import type { AddressObject, EmailAddress } from 'mailparser';
 import type { ReadMail } from './mail-reader.js';
 import addressparser from 'nodemailer/lib/addressparser';
 import { detectExtension } from 'nodemailer/lib/mime-funcs';
-import type { AuthResults, InboundAttachment, InboundMessage, RawDelivery } from '../ingest/types.js';
+import type { AuthResults, InboundAttachment, InboundMessage, RawDelivery } from '../inbound/types.js';
 import { decodeWords, headersObject, splitHeaderBlock, type HeaderLine } from '../message/headers.js';
 import { htmlToText, rawBodyText } from '../message/body-text.js';
 

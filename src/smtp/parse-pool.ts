@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
-import type { EncodedMessage } from '../ingest/encoded-message.js';
-import type { QueuedRawParser, RawDelivery, RawParser } from '../ingest/types.js';
+import type { EncodedMessage } from '../inbound/encoded-message.js';
+import type { QueuedRawParser, RawDelivery, RawParser } from '../inbound/types.js';
 import type { Logger } from '../logger.js';
 import { threadEntry } from '../threads/entry.js';
 import { ownHeapLimits } from '../threads/heap-limits.js';

@@ -3,13 +3,14 @@ import { open } from 'node:fs/promises';
 import { Readable } from 'node:stream';
 import type { MailParserOptions } from 'mailparser';
 import type { BlobSpool, BlobStore } from '../ingest/blobs.js';
-import { storeAttachments, type StoredMessage } from '../ingest/message.js';
-import { encodeMessage, type EncodedMessage } from '../ingest/encoded-message.js';
-import { safeMessage } from '../ingest/safe-text.js';
-import type { InboundMessage, MessageParser, RawParser } from '../ingest/types.js';
+import type { StoredMessage } from '../inbound/message.js';
+import { storeAttachments } from '../ingest/blobs.js';
+import { encodeMessage, type EncodedMessage } from '../inbound/encoded-message.js';
+import { safeMessage } from '../inbound/safe-text.js';
+import type { InboundMessage, MessageParser, RawParser } from '../inbound/types.js';
 import { imapSummary } from '../message/summary.js';
 import type { Logger } from '../logger.js';
-import type { Authenticator } from './auth.js';
+import type { Authenticator } from '../mailauth/verify.js';
 import { readMail, type ReadMail } from './mail-reader.js';
 import { fromParsed, fromRawOnly, type DeliveryFacts } from './message.js';
 import { foreignSpamFieldBytes } from '../spam/header.js';
@@ -74,7 +75,7 @@ async function readMime(source: Buffer | Readable, logger: Logger, spool?: () =>
 }
 
 /**
- * The parser of SMTP mail (src/ingest/types.ts): reads the stored raw
+ * The parser of SMTP mail (src/inbound/types.ts): reads the stored raw
  * bytes with mailparser and verifies SPF/DKIM/DMARC with mailauth, side by side. It never throws
  * on the message's content, and its text is always storable (NUL and lone surrogates as U+FFFD): malformed MIME keeps what could be decoded, unreadable MIME falls
  * back to the headers and raw text. Only an unreadable spool file (an I/O error) rejects.

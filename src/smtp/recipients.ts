@@ -1,5 +1,5 @@
-import type { RecipientResolver, Resolution } from '../ingest/types.js';
-import { LOCAL_ERROR, OVER_QUOTA, RELAY_DENIED, TOO_MANY_RECIPIENTS, UNKNOWN_USER } from './replies.js';
+import type { RecipientResolver, Resolution } from '../inbound/types.js';
+import { LOCAL_ERROR, OVER_QUOTA, RELAY_DENIED, TOO_MANY_RECIPIENTS, UNKNOWN_USER } from '../smtp-replies.js';
 
 /** A recipient accepted at RCPT TO: its resolution is what ingest delivers to. */
 export type Deliverable = Extract<Resolution, { kind: 'deliver' }>;

@@ -5,20 +5,20 @@ import { drainSmtp, listenSmtp } from './lifecycle.js';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config.js';
 import { RAW_IN_ROW_BYTES } from '../ingest/accept.js';
-import type { RawDelivery } from '../ingest/types.js';
+import type { RawDelivery } from '../inbound/types.js';
 import type { Logger } from '../logger.js';
 import type { PreAcceptancePolicy } from '../spam/policy/types.js';
 import type { CertificateSource } from '../tls/index.js';
 import { receiveMessage } from './data.js';
 import { coalesceReplies } from './coalesce.js';
 import { installDataScan } from './data-scan.js';
-import { createReverseResolver } from './dns.js';
+import { createReverseResolver } from '../mailauth/dns.js';
 import { createErrorLimit, type ErrorLimits } from './error-limit.js';
 import { installExpnReply } from './expn.js';
 import { installLineLimit } from './line-limit.js';
 import { createConnectionLimits } from './limits.js';
 import type { Deliverable, RecipientCheck } from './recipients.js';
-import { BACKLOG_FULL, NEEDS_SMTPUTF8, TOO_MANY_CONNECTIONS, UNSUPPORTED_PARAMETER, type SmtpReply } from './replies.js';
+import { BACKLOG_FULL, NEEDS_SMTPUTF8, TOO_MANY_CONNECTIONS, UNSUPPORTED_PARAMETER, type SmtpReply } from '../smtp-replies.js';
 import { installWireAsciiCheck, sentNonAscii } from './wire-ascii.js';
 
 /** The limits of the ingress (DECISIONS.md section 7); tests and benchmarks may tighten them. */

@@ -1,4 +1,4 @@
-import type { AuthResults } from '../ingest/types.js';
+import type { AuthResults } from '../inbound/types.js';
 
 /** The domain of an address, lower case ('' without one). */
 export const domainOfAddress = (address: string): string => {

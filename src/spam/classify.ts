@@ -1,10 +1,10 @@
 import type { Kysely } from 'kysely';
-import type { AuthResults } from '../ingest/types.js';
+import type { AuthResults } from '../inbound/types.js';
 import { dmarcQuarantine, fromAuthenticates } from './authenticated.js';
 import { combine, type Counts } from './chi2.js';
 import { spamModelStore, TENANT_MODEL } from './model-store.js';
 import { featureIds, type TokenSource } from './tokens.js';
-import type { SpamReason, SpamVerdict } from './verdict.js';
+import type { SpamReason, SpamVerdict } from '../inbound/spam-verdict.js';
 
 /** Score at which a message is junk (SpamAssassin's scale, so the trace header reads as usual). */
 export const THRESHOLD = 5;

@@ -1,9 +1,9 @@
 import { sql, type Kysely } from 'kysely';
-import type { ClassifyStep, Delivery, Placement } from '../mailstore/steps.js';
+import type { ClassifyStep, Delivery, Placement } from '../inbound/delivery-steps.js';
 import { classifyBuiltin, verdictOf, type Candidate, type SenderRules } from './classify.js';
 import { senderRules } from './reputation.js';
 import type { SpamFilterMode } from './settings.js';
-import type { Screening, SpamVerdict } from './verdict.js';
+import type { Screening, SpamVerdict } from '../inbound/spam-verdict.js';
 
 /** The folder junk is filed in, and its keyword (RFC 5788 / Thunderbird). */
 export const JUNK_FOLDER = 'Junk';

@@ -1,4 +1,4 @@
-import type { SpamVerdict } from './verdict.js';
+import type { SpamVerdict } from '../inbound/spam-verdict.js';
 
 /** Header fields a message may carry from outside that would pass for our verdict; removed on delivery. */
 export const FOREIGN_SPAM_FIELDS = ['x-spam-status', 'x-spam-flag', 'x-spam-score', 'x-spam-level'];

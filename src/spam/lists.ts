@@ -4,7 +4,7 @@ import { hostnameProblem, normalizeHostname } from '../message/hostname.js';
 import { unprocessable } from '../errors.js';
 import { domainOfAddress, fromAuthenticates } from './authenticated.js';
 import type { Candidate } from './classify.js';
-import type { SpamReason } from './verdict.js';
+import type { SpamReason } from '../inbound/spam-verdict.js';
 
 /** An allow or block entry as the API shows it. */
 export interface SpamListEntry { id: number; kind: 'allow' | 'block'; pattern: string; mailbox: string | null }

@@ -2,7 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { fromAuthenticates } from './authenticated.js';
 import type { Candidate } from './classify.js';
 import { listReasons } from './lists.js';
-import type { SpamReason } from './verdict.js';
+import type { SpamReason } from '../inbound/spam-verdict.js';
 
 /** Points of a known correspondent: weighs against a learned spam guess, not against a block entry. */
 const KNOWN_POINTS = -4;

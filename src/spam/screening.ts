@@ -1,5 +1,5 @@
-import type { Envelope } from '../ingest/message.js';
-import type { PreAcceptance, Screening } from './verdict.js';
+import type { Envelope } from '../inbound/message.js';
+import type { PreAcceptance, Screening } from '../inbound/spam-verdict.js';
 
 /**
  * What the classify step takes from a queued SMTP envelope: the SMTP side's pre-acceptance result

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { SpamVerdict } from './verdict.js';
+import type { SpamVerdict } from '../inbound/spam-verdict.js';
 
 /** The verdict kept for a stored copy (migration 024's email_spam), or null when it was never classified. */
 export async function verdictOfEmail(db: Kysely<any>, emailId: number): Promise<SpamVerdict | null> {

@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import type { Core } from '../core.js';
 import { tooManyRequests, unprocessable } from '../errors.js';
-import type { RecipientResolver } from '../ingest/types.js';
+import type { RecipientResolver } from '../inbound/types.js';
 import { decodeBase64 } from '../ingest/normalize.js';
 import { MAX_ATTACHMENT_BYTES } from '../ingest/schemas.js';
 import type { DailyLedger } from './daily.js';
 import { DailyLimitError, SenderFullError, type SubmissionRecipient, type SubmitMessage } from './deliver.js';
 import type { SendBody } from './schemas.js';
 import { MAX_RECIPIENTS } from './session.js';
-import { DAY_MS, submissionStore, type SenderMailbox } from './store.js';
+import { DAY_MS, submissionStore, type SenderMailbox } from '../mailstore/submission-store.js';
 
 /** Renders a send body into RFC 5322 bytes with nodemailer's MailComposer (Bcc is left out of the header). */
 async function render(body: SendBody, messageId: string, now: number): Promise<Buffer> {

@@ -1,6 +1,6 @@
 import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
-import { DAY_MS, submissionStore } from './store.js';
+import { DAY_MS, submissionStore } from '../mailstore/submission-store.js';
 
 /** One counted submission: when, and how many recipients. */
 interface Send {

@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type { Core } from '../core.js';
 import { createGroupCommit, type Outcome } from '../ingest/group-commit.js';
-import type { Ingest, Resolution } from '../ingest/types.js';
-import { DKIM_SELECTOR } from '../outbound/prepare.js';
-import type { OutboundStore } from '../outbound/store.js';
+import type { Resolution } from '../inbound/types.js';
+import type { Ingest } from '../ingest/ports.js';
+import { DKIM_SELECTOR } from '../signing/dkim-keys.js';
+import type { OutboundStore } from '../mailstore/outbound-store.js';
 import { receivedHeader, returnPathHeader } from '../smtp/received.js';
 import type { DailyLedger } from './daily.js';
 import { RAW_IN_ROW_BYTES } from '../ingest/accept.js';
@@ -11,7 +12,7 @@ import { signDkim } from '../signing/sign.js';
 import { createKeyCache } from '../signing/keys.js';
 import { splitHeaderBlock } from '../message/headers.js';
 import type { QueueJob } from '../mailstore/submissions.js';
-import type { SenderMailbox } from './store.js';
+import type { SenderMailbox } from '../mailstore/submission-store.js';
 
 /** A recipient of a submission with where it goes: a hosted delivery, or out through the queue. */
 export interface SubmissionRecipient {

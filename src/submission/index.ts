@@ -1,7 +1,7 @@
 import type { Core } from '../core.js';
 import type { Emails } from '../emails/index.js';
 import type { FolderMessages } from '../emails/folders/index.js';
-import type { RecipientResolver } from '../ingest/types.js';
+import type { RecipientResolver } from '../inbound/types.js';
 import { createLockout } from '../mailboxes/lockout.js';
 import { createMailboxLogins } from '../mailboxes/logins.js';
 import type { Outbound } from '../outbound/index.js';

@@ -3,7 +3,7 @@ import type { Clock } from '../clock.js';
 import type { Db } from '../db/connection.js';
 import type { Logger } from '../logger.js';
 import type { DailyLedger } from './daily.js';
-import { DAY_MS } from './store.js';
+import { DAY_MS } from '../mailstore/submission-store.js';
 
 /** The first key of the transaction advisory locks that take turns on one mailbox's count ('dayl'). */
 const LOCK_CLASS = 0x6461796c;

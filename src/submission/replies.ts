@@ -1,4 +1,4 @@
-import { smtpReply } from '../smtp/replies.js';
+import { smtpReply } from '../smtp-replies.js';
 
 // The replies of submission (DECISIONS.md section 13), in one place so tests and docs can name them.
 /** AUTH before STARTTLS on the STARTTLS port. */

@@ -4,7 +4,7 @@ import { coalesceReplies } from '../smtp/coalesce.js';
 import { drainSmtp, listenSmtp } from '../smtp/lifecycle.js';
 import type { Logger } from '../logger.js';
 import { createConnectionLimits } from '../smtp/limits.js';
-import type { SmtpReply } from '../smtp/replies.js';
+import type { SmtpReply } from '../smtp-replies.js';
 import type { CertificateSource } from '../tls/index.js';
 import { AUTH_REQUIRED_TEXT, LOCAL_ERROR, TOO_BIG, TOO_MANY_CONNECTIONS } from './replies.js';
 import { markSubmissionServer } from './wire.js';

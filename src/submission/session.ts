@@ -2,7 +2,7 @@ import type { SMTPServerEnvelope, SMTPServerSession } from 'smtp-server';
 import { withoutReturnPath } from '../smtp/return-path.js';
 import type { Core } from '../core.js';
 import { addressProblem } from '../message/address.js';
-import type { RecipientResolver } from '../ingest/types.js';
+import type { RecipientResolver } from '../inbound/types.js';
 import type { Lockout } from '../mailboxes/lockout.js';
 import type { MailboxLogin, MailboxLogins } from '../mailboxes/logins.js';
 import type { DailyLedger } from './daily.js';
@@ -12,7 +12,7 @@ import {
   AUTH_FAILED, BAD_RECIPIENT, DAILY_LIMIT, LOCKED_OUT, NOT_YOUR_ADDRESS, SENDER_FULL, TOO_MANY_RECIPIENTS, UNKNOWN_USER,
 } from './replies.js';
 import type { SubmissionHandlers } from './server.js';
-import { submissionStore, type SenderMailbox } from './store.js';
+import { submissionStore, type SenderMailbox } from '../mailstore/submission-store.js';
 
 /** Recipients of one message at most (DECISIONS.md section 13). */
 export const MAX_RECIPIENTS = 100;

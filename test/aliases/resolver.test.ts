@@ -1,6 +1,6 @@
 import test from 'ava';
 import { MAX_ALIAS_DEPTH, resolveRecipient, type RecipientSnapshot } from '../../src/aliases/resolver.js';
-import type { Resolution } from '../../src/ingest/types.js';
+import type { Resolution } from '../../src/inbound/types.js';
 
 // Tenant 1 hosts a.test and b.test; tenant 2 hosts other.test.
 function snapshot(o: {

@@ -13,8 +13,8 @@ import { acceptGroup, type AcceptJob } from '../../src/mailstore/commits.js';
 import { deliverBatch } from '../../src/mailstore/pipeline.js';
 import { createIngestStore } from '../../src/mailstore/inbound-store.js';
 import { postgresOutboundClaims } from '../../src/outbound/claims.js';
-import { createOutboundStore } from '../../src/outbound/store.js';
-import { submissionStore } from '../../src/submission/store.js';
+import { createOutboundStore } from '../../src/mailstore/outbound-store.js';
+import { submissionStore } from '../../src/mailstore/submission-store.js';
 import { createEventRecorder } from '../../src/webhooks/events.js';
 import { seededDatabase, SEED, type Ran, type Seeded } from '../helpers/query-plans.js';
 

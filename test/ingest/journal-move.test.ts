@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import test from 'ava';
 import { openDatabase } from '../../src/db/connection.js';
-import type { JournalEntry } from '../../src/ingest/journal-format.js';
+import type { JournalEntry } from '../../src/inbound/journal-format.js';
 import { moveRecords } from '../../src/mailstore/journal-move.js';
 import { createJournal } from '../../src/ingest/journal.js';
 import { createIngestStore } from '../../src/mailstore/inbound-store.js';

@@ -2,7 +2,7 @@ import { appendFileSync, constants, mkdirSync, readdirSync, readFileSync, readli
 import { join } from 'node:path';
 import test from 'ava';
 import { createLogger } from '../../src/logger.js';
-import { decodeRecord, encodeRecord, HEADER_BYTES, scanSegment, type JournalEntry } from '../../src/ingest/journal-format.js';
+import { decodeRecord, encodeRecord, HEADER_BYTES, scanSegment, type JournalEntry } from '../../src/inbound/journal-format.js';
 import { createJournal } from '../../src/ingest/journal.js';
 import { tempDir } from '../helpers/app.js';
 

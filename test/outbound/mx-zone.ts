@@ -1,6 +1,6 @@
 import type { ExecutionContext } from 'ava';
 import dns2, { Packet } from 'dns2';
-import { createPromiseResolver } from '../../src/smtp/dns.js';
+import { createPromiseResolver } from '../../src/mailauth/dns.js';
 
 // RFC 1035 4.1.1 (dns2 has them at run time, not in its types).
 const RCODE = { SERVFAIL: 2, NXDOMAIN: 3 } as const;

@@ -4,8 +4,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { authenticate } from 'mailauth';
 import { createTransport } from 'nodemailer';
 import { createLogger } from '../../src/logger.js';
-import { cachedLookup, createPromiseResolver } from '../../src/smtp/dns.js';
-import { createAuthenticator, summarize, unsignedHeaderFrom } from '../../src/smtp/auth.js';
+import { cachedLookup, createPromiseResolver } from '../../src/mailauth/dns.js';
+import { createAuthenticator, summarize, unsignedHeaderFrom } from '../../src/mailauth/verify.js';
 import { startZone } from '../dns/zone.js';
 
 const HOSTNAME = 'mx.auth.test';

@@ -2,7 +2,7 @@ import test from 'ava';
 import { rewriteRaw, spamStatusValue, withSpamStatus } from '../../src/spam/header.js';
 import { chi2Q, combine } from '../../src/spam/chi2.js';
 import { features, hash53 } from '../../src/spam/tokens.js';
-import type { SpamVerdict } from '../../src/spam/verdict.js';
+import type { SpamVerdict } from '../../src/inbound/spam-verdict.js';
 
 const ham: SpamVerdict = { verdict: 'ham', score: -0.1, threshold: 5, filter: 'builtin', reasons: [{ rule: 'FROM_AUTHENTICATED', score: -0.1 }] };
 const FIELD = 'X-Spam-Status: No, score=-0.1 required=5.0 tests=FROM_AUTHENTICATED\r\n';

@@ -1,4 +1,5 @@
 import { sql, type RawBuilder } from 'kysely';
+import { foldSearchText } from '../../message/search-fold.js';
 
 /*
  * Section 8's `q` on PostgreSQL (DECISIONS.md section 17): the twin of fts.ts over a tsvector per
@@ -8,11 +9,6 @@ import { sql, type RawBuilder } from 'kysely';
  * PostgreSQL's own parser would keep `ann@sender.example` or `foo-bar` as tokens of their own, and
  * under the C locale lowercases ASCII only.
  */
-
-/** Text as the index and queries see it: lowercase, no combining marks, only letters and digits between spaces. */
-export function foldSearchText(text: string): string {
-  return text.normalize('NFD').replace(/\p{Mn}+/gu, '').toLowerCase().replace(/[^\p{L}\p{N}]+/gu, ' ').trim();
-}
 
 /** PostgreSQL drops a lexeme longer than this (bytes); a term with one cannot be in any document. */
 const MAX_LEXEME_BYTES = 2047;

@@ -5,11 +5,11 @@ import { ApiError, unprocessable } from '../../errors.js';
 import { acceptGroup, fits, type AcceptJob } from '../../mailstore/commits.js';
 import { createGroupCommit, type Outcome } from '../group-commit.js';
 import { createOverlappingGroupCommit } from './group-commit.js';
-import { apiMessageSize, smtpTargets, type Envelope, type StoredAttachment, type StoredMessage, type Target } from '../message.js';
+import { apiMessageSize, smtpTargets, type Envelope, type StoredAttachment, type StoredMessage, type Target } from '../../inbound/message.js';
 import { pgBlobs, sha256Of, type BlobData } from './blobs.js';
 import type { IngestStore } from '../../mailstore/inbound-store.js';
 import type { InboundTable } from '../../db/tables/ingest.js';
-import type { InboundMessage, RawDelivery, RecipientResolver } from '../types.js';
+import type { InboundMessage, RawDelivery, RecipientResolver } from '../../inbound/types.js';
 
 /** The advisory lock key of API group commits ('inbx'): message_id reservations are checked, then written. */
 const ACCEPT_LOCK = 0x696e6278;

@@ -1,5 +1,5 @@
 import type { Core } from '../../core.js';
-import { createEmailStore } from '../../emails/store.js';
+import { createEmailWrites } from '../../mailstore/email-writes.js';
 import { createIngestStore } from '../../mailstore/inbound-store.js';
 import type { Markers } from '../../mailstore/markers.js';
 import { poolSubmissions } from '../../mailstore/submissions.js';
@@ -8,7 +8,7 @@ import type { EventRecorder } from '../../webhooks/events.js';
 import type { BlobStore } from '../blobs.js';
 import type { IngestBackend } from '../ports.js';
 import { createOrphanSweep } from '../sweep.js';
-import type { RawParser, RecipientResolver } from '../types.js';
+import type { RawParser, RecipientResolver } from '../../inbound/types.js';
 import { createPgAcceptor } from './accept.js';
 import { databaseBlobReads } from './blobs.js';
 import { createPgBlobSweep } from './sweep.js';
@@ -28,7 +28,7 @@ export function createPostgresIngest(core: Core, deps: {
   const store = createIngestStore();
   let parser: RawParser | null = null;
   const worker = createPgIngestWorker({
-    db: core.db, store, writer: createEmailWriter({ store: createEmailStore(), markers: deps.markers, clock: core.clock }), markers: deps.markers,
+    db: core.db, store, writer: createEmailWriter({ store: createEmailWrites(), markers: deps.markers, clock: core.clock }), markers: deps.markers,
     files: deps.blobs, clock: core.clock, logger: core.logger, parser: () => parser,
     onHints: (h) => deps.events.notify(h), onForwardsQueued: deps.onForwardsQueued, onStored: deps.onStored,
     onVerdicts: (v) => countStoredVerdicts(core.metrics.registry, v), spamFilter: core.config.spamFilter,

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Clock } from '../../clock.js';
 import type { Db } from '../../db/connection.js';
 import type { Logger } from '../../logger.js';
-import type { StoredMessage } from '../message.js';
+import type { StoredMessage } from '../../inbound/message.js';
 import type { IngestStore } from '../../mailstore/inbound-store.js';
 import { ORPHAN_AGE_MS } from '../sweep.js';
 

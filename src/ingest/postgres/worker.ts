@@ -10,12 +10,12 @@ import type { BlobStore } from '../blobs.js';
 import type { Failure, ParsedRaw } from '../../mailstore/commits.js';
 import { deliverBatch } from '../../mailstore/pipeline.js';
 import { logFilterErrors } from '../../sieve-store/filter.js';
-import { decodeMessage } from '../encoded-message.js';
-import type { Envelope, Target } from '../message.js';
+import { decodeMessage } from '../../inbound/encoded-message.js';
+import type { Envelope, Target } from '../../inbound/message.js';
 import { lockMailboxes } from './accept.js';
 import { pgBlobs, type BlobData } from './blobs.js';
 import type { IngestStore } from '../../mailstore/inbound-store.js';
-import type { RawParser } from '../types.js';
+import type { RawParser } from '../../inbound/types.js';
 import { BUSY_WINDOW_MS, DEFAULT_DRAIN_MS_PER_ROW, MAX_BACKLOG_MS, MAX_BURST_MS } from '../pace.js';
 import { BATCH_BYTES } from '../worker.js';
 import { createBlame, storeApart } from '../isolate.js';
@@ -24,7 +24,7 @@ import type { VerdictCounts } from '../../spam/filing.js';
 import { spamClassifyStep } from '../../spam/filing.js';
 import type { SpamFilterMode } from '../../spam/settings.js';
 import { defaultSteps } from '../../mailstore/pipeline.js';
-import { MAX_ATTEMPTS, noteFailure, retryDelayMs, type FailureNote } from '../set-aside.js';
+import { MAX_ATTEMPTS, noteFailure, retryDelayMs, type FailureNote } from '../../mailstore/set-aside.js';
 
 /**
  * Rows per batch transaction. A PostgreSQL batch costs some twenty statements whatever its size,

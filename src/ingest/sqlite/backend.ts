@@ -9,7 +9,7 @@ import type { BlobStore } from '../blobs.js';
 import { createJournal } from '../journal.js';
 import type { IngestBackend } from '../ports.js';
 import { createOrphanSweep } from '../sweep.js';
-import type { QueuedRawParser, RawParser, RecipientResolver } from '../types.js';
+import type { QueuedRawParser, RawParser, RecipientResolver } from '../../inbound/types.js';
 import { countStoredVerdicts } from '../../spam/metrics.js';
 import { createIngestWorker } from '../worker.js';
 

@@ -4,7 +4,7 @@ import type { AcceptJob, AcceptOutcome, StoreInput, StoreResult } from '../commi
 import type { MoveInput, MoveResult } from '../journal-move.js';
 import type { QueueJob } from '../submissions.js';
 import type { SpamFilterMode } from '../../spam/settings.js';
-import type { FailureNote } from '../../ingest/set-aside.js';
+import type { FailureNote } from '../set-aside.js';
 
 /** What the storage thread is started with. */
 export interface StorageThreadData {

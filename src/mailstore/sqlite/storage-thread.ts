@@ -9,7 +9,7 @@ import type { QueuedHint } from '../../webhooks/events.js';
 import type { AcceptJob, AcceptOutcome, StoreInput, StoreResult } from '../commits.js';
 import type { MoveInput, MoveResult } from '../journal-move.js';
 import type { QueueJob } from '../submissions.js';
-import type { FailureNote } from '../../ingest/set-aside.js';
+import type { FailureNote } from '../set-aside.js';
 import type { SpamFilterMode } from '../../spam/settings.js';
 import type { StorageReply, StorageRequest, StorageThreadData } from './storage-protocol.js';
 

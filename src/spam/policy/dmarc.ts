@@ -2,12 +2,12 @@ import { open } from 'node:fs/promises';
 import { domainToASCII } from 'node:url';
 import getDmarcRecord from 'mailauth/lib/dmarc/get-dmarc-record.js';
 import addressparser from 'nodemailer/lib/addressparser';
-import type { AuthResults, RawDelivery } from '../../ingest/types.js';
+import type { AuthResults, RawDelivery } from '../../inbound/types.js';
 import type { Logger } from '../../logger.js';
-import type { Authenticator } from '../../smtp/auth.js';
-import type { DnsLookup } from '../../smtp/dns.js';
+import type { Authenticator } from '../../mailauth/verify.js';
+import type { DnsLookup } from '../../mailauth/dns.js';
 import { headerEnd, splitHeaderBlock } from '../../message/headers.js';
-import { DMARC_REJECT, type SmtpReply } from '../../smtp/replies.js';
+import { DMARC_REJECT, type SmtpReply } from '../../smtp-replies.js';
 import type { AllowedSender } from './types.js';
 
 /** Bytes read from the front of a spooled message to find its header block. */

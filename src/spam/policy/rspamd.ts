@@ -1,8 +1,8 @@
 import { createReadStream } from 'node:fs';
 import { request } from 'undici';
-import type { RawDelivery } from '../../ingest/types.js';
+import type { RawDelivery } from '../../inbound/types.js';
 import type { Logger } from '../../logger.js';
-import type { SpamReason, SpamVerdict } from '../verdict.js';
+import type { SpamReason, SpamVerdict } from '../../inbound/spam-verdict.js';
 
 /** rspamd's answer counts only if it comes within this time (DECISIONS.md section 18); then the builtin verdict applies. */
 export const RSPAMD_TIMEOUT_MS = 5_000;

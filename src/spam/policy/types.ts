@@ -1,6 +1,6 @@
-import type { RawDelivery } from '../../ingest/types.js';
-import type { SmtpReply } from '../../smtp/replies.js';
-import type { PreAcceptance } from '../verdict.js';
+import type { RawDelivery } from '../../inbound/types.js';
+import type { SmtpReply } from '../../smtp-replies.js';
+import type { PreAcceptance } from '../../inbound/spam-verdict.js';
 
 /** The facts of one accepted RCPT that the policy judges. */
 export interface RecipientFacts {

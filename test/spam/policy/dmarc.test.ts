@@ -1,9 +1,9 @@
 import test from 'ava';
-import { createAuthenticator } from '../../../src/smtp/auth.js';
-import { cachedLookup, createPromiseResolver } from '../../../src/smtp/dns.js';
+import { createAuthenticator } from '../../../src/mailauth/verify.js';
+import { cachedLookup, createPromiseResolver } from '../../../src/mailauth/dns.js';
 import { createLogger } from '../../../src/logger.js';
 import { createDmarcGate, headerFromAddresses } from '../../../src/spam/policy/dmarc.js';
-import type { RawDelivery } from '../../../src/ingest/types.js';
+import type { RawDelivery } from '../../../src/inbound/types.js';
 import { spamLists } from '../../../src/spam/lists.js';
 import { startTestApp } from '../../helpers/app.js';
 import { whoIs } from '../../helpers/mailboxes.js';

@@ -1,6 +1,6 @@
 import test from 'ava';
 import net from 'node:net';
-import type { PreAcceptance } from '../../../src/spam/verdict.js';
+import type { PreAcceptance } from '../../../src/inbound/spam-verdict.js';
 import { createRspamdTrainer } from '../../../src/spam/policy/rspamd.js';
 import { startTestApp } from '../../helpers/app.js';
 import { RSPAMD_TRIGGERS, startRspamd } from '../../helpers/rspamd.js';

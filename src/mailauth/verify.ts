@@ -6,7 +6,7 @@ import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { dmarc } from 'mailauth/lib/dmarc/index.js';
 import { spf } from 'mailauth/lib/spf/index.js';
 import addressparser from 'nodemailer/lib/addressparser';
-import type { AuthResults } from '../ingest/types.js';
+import type { AuthResults } from '../message/auth-results.js';
 import type { Logger } from '../logger.js';
 import { cachedLookup, createPromiseResolver } from './dns.js';
 import { headerEnd, splitHeaderBlock } from '../message/headers.js';

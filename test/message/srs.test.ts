@@ -1,5 +1,5 @@
 import test from 'ava';
-import { createSrs, isSrsLocalPart } from '../../src/outbound/srs.js';
+import { createSrs, isSrsLocalPart } from '../../src/message/srs.js';
 
 // Published vectors: postsrsd's own test suite (secret "tops3cr3t", alias domain example.com, the
 // clock at 2020-01-01 00:01 UTC). Matching them shows the format and hash are the libsrs2 ones.

@@ -1,12 +1,10 @@
 /**
- * The contracts between the inbound paths (HTTP `POST /v1/mail/inbound`, SMTP) and the one
- * ingestion path. Both paths hand ingest a message and a list of recipients; ingest commits it
- * durably, acknowledges, and stores per-mailbox copies in the worker.
+ * The inbound message and its envelope, as the inbound paths (HTTP `POST /v1/mail/inbound`, SMTP)
+ * hand them to ingest, and as the delivery pipeline (mailstore/), spam and Sieve read them. Data
+ * only: the ingestion path itself is ingest/ports.ts (Ingest).
  */
-import type { BlobContent } from './blobs.js';
 import type { ImapSummary } from '../message/summary.js';
-import type { QueueJob } from '../mailstore/submissions.js';
-import type { PreAcceptance } from '../spam/verdict.js';
+import type { PreAcceptance } from './spam-verdict.js';
 import type { AuthResults } from '../message/auth-results.js';
 
 /**
@@ -15,6 +13,16 @@ import type { AuthResults } from '../message/auth-results.js';
  * so the contracts need not import the codec.
  */
 export type EncodedMessage = Uint8Array;
+
+/** Content written to a file under `tmp/` as it was decoded, with its hash: a blob not yet in place. */
+export interface SpooledBlob {
+  spooled: string;
+  sha256: string;
+  size: number;
+}
+
+/** Attachment content as it reaches the blob store: in memory, or already written to `tmp/`. */
+export type BlobContent = Buffer | SpooledBlob;
 
 /** One attachment of a normalised message, decoded. */
 export interface InboundAttachment {
@@ -155,35 +163,3 @@ export type RawParser = (raw: Buffer | { path: string }, delivery: Omit<RawDeliv
  * read-only connection of their own), so the thread that serves SMTP and HTTP never loads them.
  */
 export type QueuedRawParser = (inboundId: number, delivery: Omit<RawDelivery, 'raw'>) => Promise<EncodedMessage>;
-
-/** The one ingestion path, as the inbound paths use it. */
-export interface Ingest {
-  /**
-   * API path: validates recipients (422 unknown, 409 duplicate message_id for a mailbox, 422 over
-   * quota), commits durably, resolves. Storage per mailbox happens afterwards in the worker.
-   */
-  acceptMessage(tenantId: number, msg: InboundMessage): Promise<void>;
-  /** SMTP path: commits the raw bytes and envelope durably and resolves; parsing and storage follow in the worker. */
-  acceptRaw(delivery: RawDelivery): Promise<void>;
-  /**
-   * Submission's database part (mailstore/submissions.ts): a group of submissions' queue items and
-   * daily counts, committed durably by the storage thread; the queued bytes' reference of each.
-   */
-  commitSubmissions(jobs: QueueJob[]): Promise<Array<number | null>>;
-  /** Registers the parser the worker uses for raw SMTP messages. */
-  setRawParser(parser: RawParser, queued?: QueuedRawParser): void;
-  /** Registers `listener`, told after a stored batch that queued outbound forwards (committed by then). */
-  onForwardsQueued(listener: () => void): void;
-  /**
-   * The mailboxes among `mailboxIds` whose quota (`quota_mb`, 0 = unlimited) has no room for
-   * `size` more bytes (default 1: already full). SMTP answers 452 4.2.2 at RCPT for these, or 552
-   * after DATA when the message's size is known.
-   */
-  overQuota(mailboxIds: number[], size?: number): Promise<number[]>;
-  /**
-   * Seconds to come back after while mail acknowledged and not yet stored is past its limit in
-   * time (MAILSTEAD_INGEST_MAX_BACKLOG_SECONDS, backlog-limit.ts); null while there is room.
-   * SMTP answers 451 4.3.1 then, and POST /v1/mail/inbound 503 with Retry-After.
-   */
-  backlogFull(): number | null;
-}

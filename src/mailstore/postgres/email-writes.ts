@@ -1,6 +1,6 @@
 import { sql, type Insertable } from 'kysely';
 import type { Db } from '../../db/connection.js';
-import { foldSearchText } from './search.js';
+import { foldSearchText } from '../../message/search-fold.js';
 import type { EmailWrites, NewEmailRow } from '../ports.js';
 import type { AttachmentsTable, EmailContentsTable, EmailImapTable, EmailsFtsTable } from '../../db/tables/emails.js';
 

@@ -26,7 +26,7 @@ export interface PreAcceptance {
 /**
  * What delivery knows of a message beyond its fields (carried on its Delivery from the envelope,
  * read by the classify step, spam/filing.ts). Here, beside the verdict types, so that the
- * pipeline's types (mailstore/steps.ts) need nothing of the filter that implements its step.
+ * pipeline's types (inbound/delivery-steps.ts) need nothing of the filter that implements its step.
  */
 export interface Screening {
   /** The SMTP side's pre-acceptance result (rspamd's verdict, or 'unavailable'; verified authentication). */

@@ -1,5 +1,4 @@
-import { contentSize, type BlobStore } from './blobs.js';
-import type { ExternalCopies, FiledCopy, InboundAttachment, InboundMessage, RawDelivery } from './types.js';
+import type { ExternalCopies, FiledCopy, InboundMessage, RawDelivery } from './types.js';
 
 /** An attachment once its bytes are a durable blob: metadata plus the blob's SHA-256. */
 export interface StoredAttachment {
@@ -9,14 +8,6 @@ export interface StoredAttachment {
   sha256: string;
   contentId: string | null;
   disposition: string;
-}
-
-/** Makes each attachment a durable blob (identical contents once) and returns what is kept of it. */
-export function storeAttachments(attachments: InboundAttachment[], blobs: Pick<BlobStore, 'putBlob'>): Promise<StoredAttachment[]> {
-  return Promise.all(attachments.map(async (a) => ({
-    filename: a.filename, contentType: a.contentType, size: contentSize(a.content), sha256: await blobs.putBlob(a.content),
-    contentId: a.contentId ?? null, disposition: a.disposition ?? 'attachment',
-  })));
 }
 
 /** A normalised message whose attachments are blobs: what the queue row and the worker carry. */

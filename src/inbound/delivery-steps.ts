@@ -1,10 +1,10 @@
 /**
- * The types that pass between the steps of the delivery pipeline (pipeline.ts): what a step is
+ * The types that pass between the steps of the delivery pipeline (mailstore/pipeline.ts): what a step is
  * given about a message and its recipients, and what it decides per copy.
  */
 import type { Db } from '../db/connection.js';
-import type { Screening } from '../spam/verdict.js';
-import type { StoredMessage, Target } from '../ingest/message.js';
+import type { Screening } from './spam-verdict.js';
+import type { StoredMessage, Target } from './message.js';
 
 /** A queued message ready to be delivered: where its copies go and what they hold. */
 export interface Delivery {

@@ -1,9 +1,9 @@
 import type { Db } from '../db/connection.js';
 import { iso } from '../format.js';
-import { queueExternalOfRecord } from '../mailstore/submissions.js';
-import type { Envelope, Target } from './message.js';
-import { safeText } from './safe-text.js';
-import type { IngestStore } from '../mailstore/inbound-store.js';
+import { queueExternalOfRecord } from './submissions.js';
+import type { Envelope, Target } from '../inbound/message.js';
+import { safeText } from '../inbound/safe-text.js';
+import type { IngestStore } from './inbound-store.js';
 
 /**
  * Messages ingest set aside (a dead-letter state): a queued message that could not be parsed or

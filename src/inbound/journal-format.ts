@@ -22,6 +22,12 @@ export interface JournalEntry {
   acceptedAt: number;
 }
 
+/** How far the database holds the journal: every record before this place is a queue row. */
+export interface JournalPosition {
+  segment: number;
+  offset: number;
+}
+
 /** A record's place in the journal. */
 export interface RecordRef {
   segment: number;
