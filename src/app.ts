@@ -126,10 +126,10 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const webhooks = installWebhooks(core);                    // -> webhooks.events (EventRecorder)
   // SRS bounces to forwarded mail resolve at RCPT like any recipient, so both inbound paths get this resolver.
   const bounces = createSrsBounces(core, aliases.resolve);
-  const emails = installEmails(core, { resolve: bounces.resolve, events: webhooks.events, mailboxes }); // -> emails.ingest (Ingest)
+  const emails = installEmails(core, { resolve: bounces.resolve, events: webhooks.events, mailboxes, parserThreads }); // -> emails.ingest (Ingest)
   // Before the 250 (section 18): a DMARC reject is waived for senders on a recipient tenant's allow list.
   const spamPolicy = createSpamPolicy({ config, logger, registry: metrics.registry, allowedSender: (tenantIds, from) => allowedSender(db, tenantIds, from) });
-  const smtp = installSmtp(core, { resolve: bounces.resolve, ingest: emails.ingest, tls, policy: spamPolicy }, { parserThreads });
+  const smtp = installSmtp(core, { resolve: bounces.resolve, ingest: emails.ingest, tls, policy: spamPolicy });
   const outbound = installOutbound(core, { srs: bounces.srs, ingest: emails.ingest, resolve: bounces.resolve, testing: outboundTesting });
   const dns = installDns(core, { domains });
   // The spam filter learns from what users do over IMAP and the API (src/spam/training.ts).
@@ -206,8 +206,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
       imports.stop();                                        // running imports are queued again and resume at the next start
       const httpClosed = server ? closeHttp(server) : Promise.resolve();
       await Promise.all([httpClosed, smtp.close(), imap.close(), submission.close(), managesieve.close(), webhooks.stop(), outbound.stop()]);
-      await emails.stop();
-      await smtp.stopParsers();
+      await emails.stop();                                  // the ingest worker, then the parser threads
       await queue.stop();
       tls.close();
       await database.close();

@@ -36,7 +36,7 @@ export async function loadCorpus(folds: number): Promise<CorpusMessage[]> {
     const group: Group = m.group.startsWith('spam') ? 'spam' : m.group.startsWith('hard') ? 'hard-ham' : 'easy-ham';
     const raw = m.text.replace(/^From [^\n]*\n/, '').replace(/\r?\n/g, '\r\n');
     const p: ParsedMail = await simpleParser(raw, { skipImageLinks: true, skipTextToHtml: true });
-    // The header map as SMTP delivery builds it (src/smtp/message.ts): raw field values, decoded
+    // The header map as SMTP delivery builds it (src/ingest/parse/message.ts): raw field values, decoded
     // words, a repeated field as a list; not mailparser's structured values.
     const headers = headersObject(p.headerLines as HeaderLine[]);
     const n = perGroup.get(group) ?? 0;

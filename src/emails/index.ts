@@ -22,7 +22,7 @@ const PURGE_CHUNK = 500;
  * from the install secret, and the cleanup of stored mail when mailboxes are deleted. `start` and
  * `stop` run the ingest worker with the app.
  */
-export function installEmails(core: Core, deps: { resolve: RecipientResolver; events?: EventRecorder; mailboxes?: Pick<Mailboxes, 'onMailboxesDeleted'> }) {
+export function installEmails(core: Core, deps: { resolve: RecipientResolver; events?: EventRecorder; mailboxes?: Pick<Mailboxes, 'onMailboxesDeleted'>; parserThreads?: number }) {
   const { db, clock, config } = core;
   const events = deps.events ?? createEventRecorder({ clock, backend: core.backend });
   const store = createEmailStore(core.backend);
@@ -30,7 +30,7 @@ export function installEmails(core: Core, deps: { resolve: RecipientResolver; ev
   // On PostgreSQL, changes are also told to (and heard from) the other nodes on the database.
   const relay = core.session ? createChangeRelay(core.session, core.logger) : null;
   const changes = createMailChanges(relay ? (ids) => relay.publish(ids) : undefined);
-  const ingestion = createIngest(core, { resolve: deps.resolve, events, markers, onStored: (mailboxIds) => changes.committed(mailboxIds) });
+  const ingestion = createIngest(core, { resolve: deps.resolve, events, markers, onStored: (mailboxIds) => changes.committed(mailboxIds), parserThreads: deps.parserThreads });
   const { ingest, store: ingestStore, blobs } = ingestion;
   const service = createEmailService({ db, backend: core.backend, store, markers, events, clock, changes });
   const signer = createLinkSigner(linkKey(core.installSecret));
@@ -61,8 +61,10 @@ export function installEmails(core: Core, deps: { resolve: RecipientResolver; ev
   deps.mailboxes?.onMailboxesDeleted(purgeMailboxes);
 
   return {
-    /** The one ingestion path (SMTP calls acceptRaw/setRawParser/overQuota on it). */
+    /** The one ingestion path (SMTP calls acceptRaw and overQuota on it). */
     ingest,
+    /** The delivery pipeline's parser (mailparser and mailauth, in threads when built). */
+    parser: ingestion.parser,
     service,
     files,
     store,

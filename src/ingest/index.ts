@@ -12,6 +12,7 @@ import { createSqliteIngest } from './sqlite/backend.js';
 import { registerSpamMetrics } from '../spam/metrics.js';
 import type { RecipientResolver } from '../inbound/types.js';
 import type { Ingest } from './ports.js';
+import { createParsing, defaultParserThreads } from './parse/index.js';
 
 /** Cron job name of the hourly sweep of files no row names. */
 export const SWEEP_JOB = 'ingest.sweep-orphans';
@@ -26,6 +27,8 @@ export function createIngest(core: Core, deps: {
   resolve: RecipientResolver; events: EventRecorder; markers: Markers;
   /** Told after each committed batch of the mailboxes it stored mail in. */
   onStored?: (mailboxIds: number[]) => void;
+  /** Parser threads (default: defaultParserThreads; 0 parses in-process). */
+  parserThreads?: number;
 }) {
   const blobs = createBlobStore(core.config.dataDir, () => core.clock.now());
   // Outbound delivery installs later and listens here, so forwards leave as soon as their batch commits.
@@ -36,6 +39,9 @@ export function createIngest(core: Core, deps: {
   };
   const backend: IngestBackend = core.backend.choose({ sqlite: createSqliteIngest, postgres: createPostgresIngest })(core, backendDeps);
   registerSpamMetrics(core.metrics.registry);
+  // The delivery pipeline's parse step: parser threads (mailparser + mailauth), or in-process.
+  const parsing = createParsing(core, deps.parserThreads ?? defaultParserThreads());
+  backend.setRawParser(parsing.parse, parsing.parseQueued);
   const { worker } = backend;
   const backlogLimit = createBacklogLimit(core.config.ingestMaxBacklogSeconds, () => worker.limitReading());
   const ingest: Ingest = {
@@ -75,9 +81,13 @@ export function createIngest(core: Core, deps: {
   core.cron.add({ name: SWEEP_JOB, schedule: '17 * * * *', run: sweepOrphans });
   return {
     ingest, worker, store: backend.store, blobs: backend.blobReads, sweepOrphans,
+    /** The parser set at start (tests wrap it through ingest.setRawParser). */
+    parser: parsing.parse,
+    /** Stops the parser threads (they also stop by themselves when idle). */
+    stopParsers: () => parsing.close(),
     /** Recovers what a previous run left (SQLite: the acceptance journal) and starts the worker. */
     start: () => backend.start(),
-    /** Stops the worker after its current batch, then what it runs on. */
-    stop: () => backend.stop(),
+    /** Stops the worker after its current batch, then what it runs on, then the parser threads. */
+    stop: async () => { await backend.stop(); await parsing.close(); },
   };
 }

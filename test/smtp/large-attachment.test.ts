@@ -7,7 +7,7 @@ import nodemailer from 'nodemailer';
 import { simpleParser } from 'mailparser';
 import { createBlobStore } from '../../src/ingest/blobs.js';
 import type { SpooledBlob } from '../../src/inbound/types.js';
-import { readMail, SPOOL_ATTACHMENT_BYTES } from '../../src/smtp/mail-reader.js';
+import { readMail, SPOOL_ATTACHMENT_BYTES } from '../../src/ingest/parse/mail-reader.js';
 import { startTestApp } from '../helpers/app.js';
 import { makeInbox, waitForEmails } from '../helpers/emails.js';
 

@@ -7,7 +7,7 @@ import { contentSize } from '../../src/ingest/blobs.js';
 import type { InboundMessage, RawDelivery } from '../../src/inbound/types.js';
 import { createLogger } from '../../src/logger.js';
 import { createAuthenticator } from '../../src/mailauth/verify.js';
-import { createRawParser } from '../../src/smtp/parse.js';
+import { createRawParser } from '../../src/ingest/parse/parse.js';
 import { quietDns } from '../helpers/dns.js';
 import { expectedAttachmentSample, FIXTURE_SENDER, loadFixtures, type Fixture } from '../helpers/smtp.js';
 

@@ -23,7 +23,7 @@ async function appWithRspamd(t: Parameters<typeof startTestApp>[0], url: string,
   const { key } = await provision(app, 'rspamd.test', ['bob']);
   // The real parser still parses; the test only watches what the classify step will be handed.
   const seen = new Map<string, PreAcceptance | undefined>();
-  const parser = app.app.smtp.parser;
+  const parser = app.app.emails.parser;
   app.app.emails.ingest.setRawParser(async (raw, delivery) => {
     seen.set(delivery.mailFrom ?? '', delivery.spam);
     return parser(raw, delivery);

@@ -1,11 +1,11 @@
 import { Worker } from 'node:worker_threads';
-import type { EncodedMessage } from '../inbound/encoded-message.js';
-import type { QueuedRawParser, RawDelivery, RawParser } from '../inbound/types.js';
-import type { Logger } from '../logger.js';
-import { threadEntry } from '../threads/entry.js';
-import { ownHeapLimits } from '../threads/heap-limits.js';
-import { INGEST_THREAD_OLD_MB } from '../threads/heap-growth.js';
-import { idleTimer } from '../threads/idle.js';
+import type { EncodedMessage } from '../../inbound/encoded-message.js';
+import type { QueuedRawParser, RawDelivery, RawParser } from '../../inbound/types.js';
+import type { Logger } from '../../logger.js';
+import { threadEntry } from '../../threads/entry.js';
+import { ownHeapLimits } from '../../threads/heap-limits.js';
+import { INGEST_THREAD_OLD_MB } from '../../threads/heap-growth.js';
+import { idleTimer } from '../../threads/idle.js';
 
 /** What a parser thread is started with. */
 export interface ParserThreadOptions {

@@ -1,6 +1,6 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { openReader, type Reader } from '../db/read-connection.js';
-import { createLogger } from '../logger.js';
+import { openReader, type Reader } from '../../db/read-connection.js';
+import { createLogger } from '../../logger.js';
 import { limitConcurrency, PARSE_CONCURRENCY } from './parse.js';
 import { createUnlimitedParserStack } from './parser-stack.js';
 import type { ParseReplies, ParseReply, ParseRequest, ParseRequests, ParserThreadOptions } from './parse-pool.js';

@@ -3,9 +3,9 @@ import type { AddressObject, EmailAddress } from 'mailparser';
 import type { ReadMail } from './mail-reader.js';
 import addressparser from 'nodemailer/lib/addressparser';
 import { detectExtension } from 'nodemailer/lib/mime-funcs';
-import type { AuthResults, InboundAttachment, InboundMessage, RawDelivery } from '../inbound/types.js';
-import { decodeWords, headersObject, splitHeaderBlock, type HeaderLine } from '../message/headers.js';
-import { htmlToText, rawBodyText } from '../message/body-text.js';
+import type { AuthResults, InboundAttachment, InboundMessage, RawDelivery } from '../../inbound/types.js';
+import { decodeWords, headersObject, splitHeaderBlock, type HeaderLine } from '../../message/headers.js';
+import { htmlToText, rawBodyText } from '../../message/body-text.js';
 
 /** How far in the future a Date: header may lie and still be taken as the message's time. */
 const MAX_CLOCK_SKEW_MS = 24 * 3600 * 1000;

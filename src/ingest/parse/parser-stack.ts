@@ -1,7 +1,7 @@
-import { createBlobStore } from '../ingest/blobs.js';
-import type { Logger } from '../logger.js';
-import { createAuthenticator } from '../mailauth/verify.js';
-import type { EncodedMessage } from '../inbound/encoded-message.js';
+import { createBlobStore } from '../blobs.js';
+import type { Logger } from '../../logger.js';
+import { createAuthenticator } from '../../mailauth/verify.js';
+import type { EncodedMessage } from '../../inbound/encoded-message.js';
 import { createRawParser, encodingParser, limitConcurrency, PARSE_CONCURRENCY, storingParser, type ParserOf } from './parse.js';
 
 /** What a parser needs: our hostname, the DNS servers mailauth asks, where blobs go. */

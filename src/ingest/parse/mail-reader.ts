@@ -1,7 +1,7 @@
 import type { Readable } from 'node:stream';
 import { MailParser, type AttachmentStream, type MailParserOptions, type ParsedMail } from 'mailparser';
-import type { BlobSpool } from '../ingest/blobs.js';
-import type { SpooledBlob } from '../inbound/types.js';
+import type { BlobSpool } from '../blobs.js';
+import type { SpooledBlob } from '../../inbound/types.js';
 
 /** mailparser's (untyped) last step of simpleParser. */
 interface ImageLinks {
