@@ -7,7 +7,6 @@ COPY package.json package-lock.json ./
 RUN npm ci
 COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
-COPY scripts/sieve-grammar.ts ./scripts/
 RUN npm run build && npm ci --omit=dev
 
 # Runtime stage: production dependencies and the compiled code only, as a non-root user.

@@ -3,7 +3,7 @@
 import { SieveFault, type Call, type CommandNode } from './ast.js';
 import type { CompiledScript, ParseResult, SieveError, SieveAction, SieveMessageInput, SieveOutcome } from './types.js';
 import type { Registry } from './spec.js';
-import { parse, SyntaxError as PeggySyntaxError } from './grammar.generated.js';
+import { sieveParser } from './grammar.js';
 import { SieveFaults, validateScript } from './validate.js';
 import { Runtime, type RuntimeHooks } from './runtime.js';
 import { PRODUCT_REGISTRY } from './registry.js';
@@ -46,13 +46,14 @@ export function compileWithErrors(text: string, registry: Registry = PRODUCT_REG
 /** Parses and validates; syntax errors become a SieveFault, validation errors a SieveFaults. */
 function compileOrThrow(text: string, registry: Registry): ParseResult {
   if (Buffer.byteLength(text) > MAX_SCRIPT_BYTES) throw new SieveFault(1, 1, `script is larger than ${MAX_SCRIPT_BYTES} bytes`);
+  const parser = sieveParser();
   try {
-    const nodes = parse(text, {}) as CommandNode[];
+    const nodes = parser.parse(text, {}) as CommandNode[];
     const { calls, required } = validateScript(nodes, registry);
     const script: Compiled = { extensions: [...required], calls, registry, required };
     return { ok: true, script };
   } catch (e) {
-    if (e instanceof PeggySyntaxError) {
+    if (e instanceof parser.SyntaxError) {
       const err = e as unknown as { location: { start: { line: number; column: number } }; expected: Array<{ type: string; text?: string; description?: string; parts?: unknown[] }> | null; found: string | null };
       const { line, column } = err.location.start;
       let expected = [...new Set((err.expected ?? []).map(describeExpected))].filter((x) => x !== '');
