@@ -1,7 +1,6 @@
 import test from 'ava';
 import { deliver, waitForEmails } from '../helpers/emails.js';
 import { imapApp, PASSWORD, rawImap } from '../helpers/imap.js';
-import { sendMail } from '../helpers/smtp.js';
 import { PRIVATE_HOOKS, subscribeAll, waitFor } from '../helpers/webhooks.js';
 
 /*
@@ -59,26 +58,4 @@ test('an API read shows as \\Seen in an open session, an API delete as EXPUNGE; 
   await waitFor(() => hooks.requests.filter((q) => q.body?.event === 'email.deleted').length === 2, 'two email.deleted webhooks', 20_000);
   const sync = await app.get('/v1/emails/sync?since=2000-01-01T00:00:00Z', box.key);
   t.true(sync.body.data.some((x: any) => x.id === newest.id && x.deleted === true), 'tombstone in sync');
-});
-
-test('IDLE announces mail delivered over SMTP within a second of it being stored', async (t) => {
-  const { app, box, imapPort } = await imapApp(t);
-  const c = await rawImap(t, imapPort);
-  await c.cmd('a', `LOGIN ${box.address} ${PASSWORD}`);
-  await c.cmd('b', 'SELECT INBOX');
-  const from = c.text().length;
-  c.send('i IDLE\r\n');
-  await c.until(/^\+ /, 15_000, from);
-  let existsAt = 0;
-  const watch = c.until(/^\* 1 EXISTS/, 60_000, from).then(() => { existsAt = Date.now(); });
-  const raw = `From: a@client.example\r\nTo: ${box.address}\r\nSubject: idle test\r\nMessage-ID: <idle-${Date.now()}@client.example>\r\n\r\nhello\r\n`;
-  await sendMail(app.smtpPort, { from: 'a@client.example', to: [box.address] }, raw);
-  await waitForEmails(app, box.key, 1, '', 60_000);
-  const storedSeenAt = Date.now();
-  await watch;
-  t.true(existsAt - storedSeenAt < 1000, `EXISTS came ${existsAt - storedSeenAt} ms after the API listed the mail`);
-  const end = c.text().length;
-  c.send('DONE\r\n');
-  await c.until(/^i OK IDLE terminated/, 15_000, end);
-  t.pass();
 });
