@@ -41,6 +41,11 @@ export function vacationPanel(address, onClose) {
       fill(status, h('p', { class: 'error', role: 'alert' }, `Vacation of ${address}: ${explain(e)}`));
     }
   });
+  // The form stays disabled until the stored reply has filled it, so nothing typed before then is
+  // overwritten by the load (and a save cannot send the empty form over the stored reply).
+  const controls = Array.from(form.querySelectorAll('input, textarea, button'));
+  const setDisabled = (/** @type {boolean} */ off) => controls.forEach((c) => { /** @type {HTMLInputElement} */ (c).disabled = off; });
+  setDisabled(true);
   void get(`${base(address)}/vacation`).then((r) => {
     const v = r.data ?? {};
     enabled.input.checked = !!v.enabled;
@@ -49,7 +54,7 @@ export function vacationPanel(address, onClose) {
     days.value = String(v.days ?? 7);
     start.value = (v.start ?? '').slice(0, 10);
     end.value = (v.end ?? '').slice(0, 10);
-  }, (e) => fill(status, h('p', { class: 'error', role: 'alert' }, explain(e))));
+  }, (e) => fill(status, h('p', { class: 'error', role: 'alert' }, explain(e)))).finally(() => setDisabled(false));
   const id = `vacation-${slug(address)}`;
   return h('section', { class: 'card', 'aria-labelledby': id },
     h('h2', { id }, `Vacation of ${address}`), form, status,
