@@ -15,7 +15,11 @@
  * The server's RSS is sampled every 100 ms throughout. Prints one JSON line.
  *
  * Usage: node --import tsx scripts/bench/smtp.ts [--warmup=2] [--seconds=20] [--attach-seconds=10] [--connections=10] [--big=1] [--client=lean|nodemailer] [--rate=0]
- *          [--database=sqlite|postgres|both] [--nodes=1]
+ *          [--database=sqlite|postgres|both] [--nodes=1] [--spam-train=0]
+ *   (--spam-train=N: before the warm-up, the bench tenant's spam model is trained with N corpus spam and
+ *   N ham messages through the junk / not-junk API (spam-train.ts), so that the spam filter's cost is
+ *   measured with a model in use; the line gets `spam_training`: what was trained, the probe's verdict,
+ *   and whether measured messages carry a BAYES_* reason)
  *   (--rate=N: phase 1 offers N msgs/s in all, message i not sent before i/N s from the start, to
  *   measure a sustained rate end to end rather than how a burst beyond it drains)
  *   (--client: the senders of phases 1 and 2: smtp-client.ts, the same dialogue as nodemailer's
@@ -40,11 +44,13 @@ import { parseArgs } from 'node:util';
 import { quietDns } from '../../test/helpers/dns.js';
 import { benchPostgres, databaseOption, stopBenchPostgres, type BenchPostgres } from './bench-postgres.js';
 import { assignments, serverArgs, startEnv } from './email-bench-server.js';
+import { measuredVerdicts, trainTenantModel } from './spam-train.js';
 import { attachment74k, client, cpuOf, cpuPerMessage, DOMAIN, load, RCPT, rssMb, send, type ClientKind, type CpuReading } from './smtp-load.js';
 
 const { values } = parseArgs({ options: {
   warmup: { type: 'string' }, seconds: { type: 'string' }, 'attach-seconds': { type: 'string' }, connections: { type: 'string' }, big: { type: 'string' },
   main: { type: 'string' }, client: { type: 'string' }, rate: { type: 'string' }, database: { type: 'string' }, nodes: { type: 'string' },
+  'spam-train': { type: 'string' },
 } });
 const WARMUP = Number(values.warmup ?? 2);
 const SECONDS = Number(values.seconds ?? 20);
@@ -53,6 +59,9 @@ const ATTACH_SECONDS = Number(values['attach-seconds'] ?? 10);
 const RATE = Number(values.rate ?? 0);
 const CONNECTIONS = Number(values.connections ?? 10);
 const BIG = (values.big ?? '1') !== '0';
+/** Corpus messages of each class the tenant's spam model is trained with before the warm-up (0: none). */
+const SPAM_TRAIN = Number(values['spam-train'] ?? 0);
+if (!Number.isInteger(SPAM_TRAIN) || SPAM_TRAIN < 0) throw new Error('--spam-train is a count of messages per class');
 const CLIENT = (values.client ?? 'lean') as ClientKind;
 if (CLIENT !== 'lean' && CLIENT !== 'nodemailer') throw new Error('--client is lean or nodemailer');
 const DATABASE = databaseOption(values.database);
@@ -146,8 +155,15 @@ async function phases(servers: Server[], env: NodeJS.ProcessEnv, database: Bench
       }
     };
     await waitTask('/v1/get/domain', (await call('POST', '/v1/create/domain', { Domain: DOMAIN })).body.task_id);
-    const box = await call('POST', '/v1/create/mailbox/single', { Email_fullname: 'Bench Inbox', single_bulk: 'single', Domain: DOMAIN, Params: { email_id: RCPT, password: 0 } });
-    await waitTask('/v1/get/mailbox/single', box.body.task_id);
+    const createMailbox = async (address: string) => {
+      const box = await call('POST', '/v1/create/mailbox/single', { Email_fullname: 'Bench Inbox', single_bulk: 'single', Domain: DOMAIN, Params: { email_id: address, password: 0 } });
+      await waitTask('/v1/get/mailbox/single', box.body.task_id);
+    };
+    await createMailbox(RCPT);
+    // --spam-train: the tenant's model trained (through another mailbox) before anything is measured; its mail stays listed.
+    const training = SPAM_TRAIN > 0 ? await trainTenantModel({ call, createMailbox, smtpPort: ports[0], domain: DOMAIN, perClass: SPAM_TRAIN }) : null;
+    if (training) process.stderr.write(`spam training: ${JSON.stringify(training)}\n`);
+    const preexisting = training?.listedAfter ?? 0;
     const rssIdle = pids.map(rssMb);
 
     /** When the message with this subject is first listed (0: not within 60 s), and the CPU then. */
@@ -188,6 +204,9 @@ async function phases(servers: Server[], env: NodeJS.ProcessEnv, database: Bench
       if (!cursor) break;
     }
     const countedAt = performance.now();
+    // Whether the model judged the measured mail (BAYES_* among a few of their reasons), read after the phase.
+    const measured = training ? await measuredVerdicts(call, 'plain') : null;
+    if (measured) process.stderr.write(`spam training: measured messages ${JSON.stringify(measured)}\n`);
     const visibleAfter = visibleAt ? (visibleAt - plain.lastAck) / 1000 : null;
     const endToEndCpu = cpuPerMessage(cpuBefore, cpuVisible, plain.acked);
 
@@ -232,13 +251,14 @@ async function phases(servers: Server[], env: NodeJS.ProcessEnv, database: Bench
         // parsing, storing, indexing, and the benchmark's own polling reads), per message: less noisy than rates.
         end_to_end_server_cpu_us_per_msg: endToEndCpu.server_cpu_us_per_msg ?? null,
         ...(endToEndCpu.postgres_cpu_us_per_msg !== undefined ? { end_to_end_postgres_cpu_us_per_msg: endToEndCpu.postgres_cpu_us_per_msg } : {}),
-        listed: listed - warmed, all_listed: listed - warmed >= plain.acked, count_confirmed_after_s: Math.round(((countedAt - plain.lastAck) / 1000) * 100) / 100,
+        listed: listed - warmed - preexisting, all_listed: listed - warmed - preexisting >= plain.acked, count_confirmed_after_s: Math.round(((countedAt - plain.lastAck) / 1000) * 100) / 100,
         acked_by_second: plain.bySecond,
         // This process's CPU (the senders) per acknowledged message: it shares the server's cores.
         sender_cpu_us_per_msg: Math.round((senderCpu.user + senderCpu.system) / Math.max(plain.acked, 1)),
       },
       attach_74kb: attached && { seconds: Math.round(attached.elapsed * 10) / 10, acked: attached.acked, errors: attached.errors, acked_per_s: attached.rate, p50_ms: attached.p50, p99_ms: attached.p99, ...attachCpu },
       message_25mb: big,
+      ...(training ? { spam_training: { ...training, listedAfter: undefined, measured } } : {}),
       // One node: its RSS; several: the largest node's, and each node's.
       rss_idle_mb: Math.round(Math.max(...rssIdle)),
       rss_peak_mb: Math.round(Math.max(...peaks)),

