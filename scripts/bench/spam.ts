@@ -167,14 +167,14 @@ rmSync(bogoRoot, { recursive: true, force: true });
 interface SmtpTraining { trained?: { spam: number; ham: number }; refused?: number; seconds?: number; probe?: { bayes: string | null }; measured?: { checked: number; with_bayes: number; example: string | null; in_junk: number } | null }
 
 /** Acknowledged msgs/s of scripts/bench/smtp.ts phase 1 with the server's filter set so, and what its tenant's model was trained with. */
-function smtpRate(filter: string): { rate: number | null; training: SmtpTraining | null } {
+function smtpRate(filter: string): { rate: number | null; cpu: number | null; training: SmtpTraining | null } {
   const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench/smtp.ts', '--warmup=2', `--seconds=${SMTP_SECONDS}`, '--attach-seconds=0', '--big=0', `--spam-train=${SMTP_TRAIN}`], {
     encoding: 'utf8', env: { ...process.env, BENCH_SERVER_ENV: `MAILSTEAD_SPAM_FILTER=${filter}` }, maxBuffer: 16 * 1024 * 1024, timeout: 600_000,
   });
   const line = r.stdout.trim().split('\n').filter((l) => l.startsWith('{')).pop();
   // smtp.ts's own stderr (the training's lines among it) passes through.
   process.stderr.write(line ? r.stderr.split('\n').filter((l) => l.startsWith('spam training:')).map((l) => `${filter}: ${l}\n`).join('') : r.stderr.slice(-2000));
-  if (!line) return { rate: null, training: null };
+  if (!line) return { rate: null, cpu: null, training: null };
   // The first object that has `key`, wherever the line nests it (one database or several side by side).
   const find = (o: unknown, key: string): unknown => {
     if (!o || typeof o !== 'object') return null;
@@ -184,8 +184,8 @@ function smtpRate(filter: string): { rate: number | null; training: SmtpTraining
     return null;
   };
   const parsed = JSON.parse(line) as unknown;
-  const plain = find(parsed, 'plain_5kb') as { acked_per_s?: number } | null;
-  return { rate: plain?.acked_per_s ?? null, training: find(parsed, 'spam_training') as SmtpTraining | null };
+  const plain = find(parsed, 'plain_5kb') as { acked_per_s?: number; server_cpu_us_per_msg?: number } | null;
+  return { rate: plain?.acked_per_s ?? null, cpu: plain?.server_cpu_us_per_msg ?? null, training: find(parsed, 'spam_training') as SmtpTraining | null };
 }
 /** One run's training as the line shows it: counts, the probe's and the measured mail's BAYES evidence. */
 const trainingOf = (t: SmtpTraining | null) => t && {
@@ -197,6 +197,8 @@ const smtp = values.smtp === '0' ? null : (() => {
   const off = smtpRate('off');
   return {
     acknowledged_msgs_per_s_builtin: on.rate, acknowledged_msgs_per_s_off: off.rate, ratio: on.rate && off.rate ? Math.round((on.rate / off.rate) * 1000) / 1000 : null,
+    // The server's CPU per acknowledged message during phase 1 (smtp.ts): steadier than rates on a shared machine.
+    server_cpu_us_per_msg_builtin: on.cpu, server_cpu_us_per_msg_off: off.cpu,
     // The same training before both runs; BAYES_* reasons on the builtin run's measured mail show the model judged it.
     training_per_class: SMTP_TRAIN, training: { builtin: trainingOf(on.training), off: trainingOf(off.training) },
     bayes_seen: (on.training?.measured?.with_bayes ?? 0) > 0,
