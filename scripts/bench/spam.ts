@@ -115,7 +115,7 @@ async function classify(box: { tenantId: number; mailboxId: number; address: str
         bodyText: m.bodyText, bodyHtml: m.bodyHtml, headers: m.headers, attachments: [], auth: null,
       },
     };
-    const [placement] = await classifyStep(db, delivery, [{ tenantId: box.tenantId, mailboxId: box.mailboxId, address: box.address }], now);
+    const [[placement]] = await classifyStep(db, [{ delivery, recipients: [{ tenantId: box.tenantId, mailboxId: box.mailboxId, address: box.address }] }], now);
     out.push(placement.spam as SpamVerdict);
   }
   return out;

@@ -93,12 +93,20 @@ export interface Filtered {
   errors?: Array<{ mailboxId: number; inboundId: number; message: string }>;
 }
 
+/** A message of the batch and the mailboxes it is delivered to (at least one). */
+export interface Addressed {
+  delivery: Delivery;
+  recipients: Recipient[];
+}
+
 /**
  * The classification step (spam, DECISIONS.md section 18): a verdict per recipient, as the
- * placement its copy would get (junk: Junk with `$Junk` and an X-Spam-Status prepend). Runs inside
- * the batch's transaction `trx` (it may read and write its own tables there).
+ * placement its copy would get (junk: Junk with `$Junk` and an X-Spam-Status prepend). It is given
+ * the whole batch at once, so that what it reads (model totals, token counts, sender lists) is one
+ * statement per batch rather than per message; the answer has one Classified per message, in the
+ * same order. Runs inside the batch's transaction `trx` (it may read and write its own tables there).
  */
-export type ClassifyStep = (trx: Db, delivery: Delivery, recipients: Recipient[], now: number) => Promise<Classified>;
+export type ClassifyStep = (trx: Db, batch: Addressed[], now: number) => Promise<Classified[]>;
 
 /**
  * The filter step (Sieve, DECISIONS.md section 19): from the classified placements, the final one

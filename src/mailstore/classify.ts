@@ -5,4 +5,4 @@ import { inboxPlacement } from '../inbound/delivery-steps.js';
  * The classification step of delivery (spam, DECISIONS.md section 18): pass-through for now, every
  * copy to INBOX without keywords. The spam filter plugs in here, with exactly this signature.
  */
-export const classify: ClassifyStep = async (_trx, _delivery, recipients) => recipients.map(() => inboxPlacement());
+export const classify: ClassifyStep = async (_trx, batch) => batch.map(({ recipients }) => recipients.map(() => inboxPlacement()));

@@ -204,9 +204,13 @@ export async function deliverBatch(trx: Db, deps: PipelineDeps, input: StoreInpu
   const planned: PlannedCopy[] = [];
   const effectsOf = new Map<Delivery, SideEffects>();
   const filterErrors: NonNullable<Filtered['errors']> = [];
-  for (const d of deliveries) {
-    const recipients = recipientsOf(d, owners);
-    const classified = recipients.length > 0 ? await steps.classify(trx, d, recipients, now) : [];
+  // Step 4 for the whole batch at once; then step 5 message by message.
+  const addressed = deliveries.map((d) => ({ delivery: d, recipients: recipientsOf(d, owners) }));
+  const toClassify = addressed.filter((a) => a.recipients.length > 0);
+  const classifiedList = toClassify.length > 0 ? await steps.classify(trx, toClassify, now) : [];
+  const classifiedOf = new Map(toClassify.map((a, i) => [a.delivery, classifiedList[i]]));
+  for (const { delivery: d, recipients } of addressed) {
+    const classified = classifiedOf.get(d) ?? [];
     const { placements, effects, errors } = recipients.length > 0 ? await steps.filter(trx, d, recipients, classified, now) : { placements: [], effects: { redirects: [], replies: [] }, errors: [] };
     if (errors) filterErrors.push(...errors);
     recipients.forEach((r, i) => {

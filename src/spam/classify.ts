@@ -69,7 +69,10 @@ function ruleReasons(c: Candidate): SpamReason[] {
  */
 async function modelsOf(db: Kysely<any>, candidates: Candidate[]): Promise<Array<{ model: number; spam: number; ham: number } | null>> {
   const byTenant = new Map<number, number[]>();
-  for (const c of candidates) byTenant.set(c.tenantId, [...(byTenant.get(c.tenantId) ?? []), c.mailboxId]);
+  for (const c of candidates) {
+    const boxes = byTenant.get(c.tenantId);
+    if (boxes) boxes.push(c.mailboxId); else byTenant.set(c.tenantId, [c.mailboxId]);
+  }
   const totals = new Map<number, Map<number, Counts>>();
   for (const [tenantId, boxes] of byTenant) totals.set(tenantId, await spamModelStore.totals(db, tenantId, [...new Set(boxes)]));
   const enough = (t: Counts | undefined) => t !== undefined && t.spam >= MIN_TRAINED && t.ham >= MIN_TRAINED;

@@ -47,25 +47,36 @@ export const candidateOf = (d: Pick<Delivery, 'message'>, r: { tenantId: number;
 });
 
 /**
- * The classify step of the delivery pipeline (src/mailstore/pipeline.ts, step 4): a verdict per
- * recipient as its placement: junk to Junk with $Junk (the folder made again, with its special
- * use, if the user deleted it), ham to INBOX; the verdict rides along as `spam` (the file step
- * keeps it, and the trace header is put in front of the bytes as they are read: emails/files.ts).
- * A logged-in owner's own mail is placed in INBOX unclassified.
+ * The classify step of the delivery pipeline (src/mailstore/pipeline.ts, step 4), for a whole
+ * batch: a verdict per recipient as its placement: junk to Junk with $Junk (the folder made again,
+ * with its special use, if the user deleted it), ham to INBOX; the verdict rides along as `spam`
+ * (the file step keeps it, and the trace header is put in front of the bytes as they are read:
+ * emails/files.ts). A logged-in owner's own mail is placed in INBOX unclassified. Every candidate
+ * of the batch goes to giveVerdicts together: its reads are one statement per batch (per tenant or
+ * model), not per message.
  */
 export function spamClassifyStep(mode: SpamFilterMode): ClassifyStep {
-  return async (trx, delivery, recipients, now) => {
-    const screening = (delivery as Delivery & { screening?: Screening }).screening ?? {};
-    if (screening.skip) return recipients.map((): Placement => ({ folder: 'INBOX', keywords: [] }));
-    const verdicts = await giveVerdicts(trx, recipients.map((r) => ({ candidate: candidateOf(delivery, r), screening })), mode);
-    const placements = verdicts.map((v): Placement => (v.verdict === 'junk'
-      ? { folder: JUNK_FOLDER, keywords: [JUNK_KEYWORD], spam: v } : { folder: 'INBOX', keywords: [], spam: v }));
-    for (const [i, p] of placements.entries()) {
-      if (p.folder !== JUNK_FOLDER) continue;
-      await sql`INSERT INTO folders (mailbox_id, name, special_use, created_at) VALUES (${recipients[i].mailboxId}, ${JUNK_FOLDER}, '\\Junk', ${now})
+  return async (trx, batch, now) => {
+    const out = batch.map(({ recipients }) => recipients.map((): Placement => ({ folder: 'INBOX', keywords: [] })));
+    const asked: Array<{ candidate: Candidate; screening: Screening }> = [];
+    const at: Array<[number, number]> = [];
+    batch.forEach(({ delivery, recipients }, i) => {
+      const screening = delivery.screening ?? {};
+      if (screening.skip) return;
+      recipients.forEach((r, j) => { asked.push({ candidate: candidateOf(delivery, r), screening }); at.push([i, j]); });
+    });
+    const verdicts = await giveVerdicts(trx, asked, mode);
+    const junkIn = new Set<number>();
+    verdicts.forEach((v, k) => {
+      const [i, j] = at[k];
+      out[i][j] = v.verdict === 'junk' ? { folder: JUNK_FOLDER, keywords: [JUNK_KEYWORD], spam: v } : { folder: 'INBOX', keywords: [], spam: v };
+      if (v.verdict === 'junk') junkIn.add(batch[i].recipients[j].mailboxId);
+    });
+    for (const mailboxId of junkIn) {
+      await sql`INSERT INTO folders (mailbox_id, name, special_use, created_at) VALUES (${mailboxId}, ${JUNK_FOLDER}, '\\Junk', ${now})
         ON CONFLICT (mailbox_id, name) DO NOTHING`.execute(trx);
     }
-    return placements;
+    return out;
   };
 }
 

@@ -67,7 +67,7 @@ const targets: Target[] = [1, 2, 3].map((id) => ({ tenantId: 1, mailboxIds: [id]
 
 /** Junk with $Junk and the spam header for mailbox 1; mailbox 2 discarded; mailbox 3 into a folder it lacks; a redirect and a reply from mailbox 1. */
 const spamAndSieve: DecisionSteps = {
-  classify: async (_trx, _d, recipients) => recipients.map((): Placement => ({ folder: 'Junk', keywords: ['$Junk'], prepend: SPAM_HEADER, spam: { verdict: 'junk' } })),
+  classify: async (_trx, batch) => batch.map(({ recipients }) => recipients.map((): Placement => ({ folder: 'Junk', keywords: ['$Junk'], prepend: SPAM_HEADER, spam: { verdict: 'junk' } }))),
   filter: async (_trx, d, recipients, classified) => ({
     placements: recipients.map((r, i) => (r.mailboxId === 2 ? null : r.mailboxId === 3 ? { folder: 'Missing', keywords: ['$Label1'] } : classified[i])),
     effects: {
