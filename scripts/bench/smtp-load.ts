@@ -26,7 +26,23 @@ function body5k(): string {
   return Array.from({ length: 66 }, () => line).join('\r\n');
 }
 
+/** Whole messages (CRLF) that plain messages are made of instead of body5k (`useMessages`). */
+let corpus: string[] | null = null;
+/** The fields of a corpus message that the benchmark sets itself (it waits for its subjects, and Message-IDs must differ). */
+const OWN_FIELDS = /^(subject|message-id|to):[^\r]*\r\n([ \t][^\r]*\r\n)*/gim;
+
+/** Plain messages from now on are these messages in turn (their header fields kept but Subject, Message-ID and To), not the repeated 5 KB line. */
+export function useMessages(list: string[]): void {
+  corpus = list.length > 0 ? list : null;
+}
+
 export function message(n: number, tag: string, attachment: string | null): string {
+  if (corpus && !attachment) {
+    const raw = corpus[n % corpus.length];
+    const end = Math.max(raw.indexOf('\r\n\r\n'), 0);
+    const header = raw.slice(0, end + 2).replace(OWN_FIELDS, '');
+    return `Subject: ${tag} ${n}\r\nMessage-ID: <${tag}-${n}@client.example>\r\nTo: ${RCPT}\r\n${header}${raw.slice(end + 2)}`;
+  }
   const head = `From: Bench Sender <sender@client.example>\r\nTo: ${RCPT}\r\nSubject: ${tag} ${n}\r\nMessage-ID: <${tag}-${n}@client.example>\r\nMIME-Version: 1.0\r\n`;
   if (!attachment) return `${head}Content-Type: text/plain; charset=utf-8\r\n\r\n${body5k()}\r\n`;
   return `${head}Content-Type: multipart/mixed; boundary=bb\r\n\r\n--bb\r\nContent-Type: text/plain\r\n\r\n${body5k()}\r\n--bb\r\nContent-Type: application/pdf; name=report.pdf\r\nContent-Disposition: attachment; filename=report.pdf\r\nContent-Transfer-Encoding: base64\r\n\r\n${attachment}\r\n--bb--\r\n`;

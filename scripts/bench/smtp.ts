@@ -15,7 +15,9 @@
  * The server's RSS is sampled every 100 ms throughout. Prints one JSON line.
  *
  * Usage: node --import tsx scripts/bench/smtp.ts [--warmup=2] [--seconds=20] [--attach-seconds=10] [--connections=10] [--big=1] [--client=lean|nodemailer] [--rate=0]
- *          [--database=sqlite|postgres|both] [--nodes=1] [--spam-train=0]
+ *          [--database=sqlite|postgres|both] [--nodes=1] [--spam-train=0] [--messages=plain|corpus]
+ *   (--messages=corpus: phase 1 sends SpamAssassin corpus messages of 2-8 KB, spam and ham in turn, with
+ *   their own header fields, instead of the one 5 KB line repeated: what a spam filter really reads)
  *   (--spam-train=N: before the warm-up, the bench tenant's spam model is trained with N corpus spam and
  *   N ham messages through the junk / not-junk API (spam-train.ts), so that the spam filter's cost is
  *   measured with a model in use; the line gets `spam_training`: what was trained, the probe's verdict,
@@ -45,12 +47,13 @@ import { quietDns } from '../../test/helpers/dns.js';
 import { benchPostgres, databaseOption, stopBenchPostgres, type BenchPostgres } from './bench-postgres.js';
 import { assignments, serverArgs, startEnv } from './email-bench-server.js';
 import { measuredVerdicts, trainTenantModel } from './spam-train.js';
-import { attachment74k, client, cpuOf, cpuPerMessage, DOMAIN, load, RCPT, rssMb, send, type ClientKind, type CpuReading } from './smtp-load.js';
+import { corpusLoadMessages } from './spam-corpus.js';
+import { attachment74k, useMessages, client, cpuOf, cpuPerMessage, DOMAIN, load, RCPT, rssMb, send, type ClientKind, type CpuReading } from './smtp-load.js';
 
 const { values } = parseArgs({ options: {
   warmup: { type: 'string' }, seconds: { type: 'string' }, 'attach-seconds': { type: 'string' }, connections: { type: 'string' }, big: { type: 'string' },
   main: { type: 'string' }, client: { type: 'string' }, rate: { type: 'string' }, database: { type: 'string' }, nodes: { type: 'string' },
-  'spam-train': { type: 'string' },
+  'spam-train': { type: 'string' }, messages: { type: 'string' },
 } });
 const WARMUP = Number(values.warmup ?? 2);
 const SECONDS = Number(values.seconds ?? 20);
@@ -62,6 +65,9 @@ const BIG = (values.big ?? '1') !== '0';
 /** Corpus messages of each class the tenant's spam model is trained with before the warm-up (0: none). */
 const SPAM_TRAIN = Number(values['spam-train'] ?? 0);
 if (!Number.isInteger(SPAM_TRAIN) || SPAM_TRAIN < 0) throw new Error('--spam-train is a count of messages per class');
+const MESSAGES = values.messages ?? 'plain';
+if (MESSAGES !== 'plain' && MESSAGES !== 'corpus') throw new Error('--messages is plain or corpus');
+if (MESSAGES === 'corpus') useMessages(corpusLoadMessages());
 const CLIENT = (values.client ?? 'lean') as ClientKind;
 if (CLIENT !== 'lean' && CLIENT !== 'nodemailer') throw new Error('--client is lean or nodemailer');
 const DATABASE = databaseOption(values.database);
@@ -290,7 +296,7 @@ async function runMode(mode: 'sqlite' | 'postgres') {
 
 const head = {
   bench: 'smtp', server: MAIN.join(' '), server_env: Object.entries(SERVER_ENV).map(([k, v]) => `${k}=${v}`).join(' '),
-  connections: CONNECTIONS, client: CLIENT,
+  connections: CONNECTIONS, client: CLIENT, messages: MESSAGES,
 };
 try {
   if (DATABASE === 'both') {

@@ -65,6 +65,17 @@ function rawCorpus(): Array<{ group: Group; raw: string }> {
 }
 
 /**
+ * Corpus messages of 2-8 KB as raw text, spam and ham alternating (what an MX receives looks like
+ * this: many header fields, real words, HTML), for load that the spam filter must really read.
+ */
+export function corpusLoadMessages(): string[] {
+  const all = rawCorpus().filter((m) => m.raw.length >= 2000 && m.raw.length <= 8000);
+  const spam = all.filter((m) => m.group === 'spam').map((m) => m.raw);
+  const ham = all.filter((m) => m.group !== 'spam').map((m) => m.raw);
+  return Array.from({ length: 2 * Math.min(spam.length, ham.length) }, (_, i) => (i % 2 ? ham : spam)[i >> 1]);
+}
+
+/**
  * `perClass` spam and `perClass` ham messages as raw text, evenly spaced over each class (so ham is
  * easy and hard ham in the corpus's proportion), and one spam message outside the sample (a probe).
  */

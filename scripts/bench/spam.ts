@@ -20,7 +20,8 @@
  *    verdicts depend on it), so the off run gets the same steps and the runs differ in the filter alone.
  *    `smtp.training` says what each run trained and whether its measured messages carried a BAYES_* reason.
  *
- * Usage: node --import tsx scripts/bench/spam.ts [--folds=10] [--run-folds=10] [--smtp-seconds=10] [--smtp=1] [--smtp-train=300]
+ * Usage: node --import tsx scripts/bench/spam.ts [--folds=10] [--run-folds=10] [--smtp-seconds=10] [--smtp=1] [--smtp-train=300] [--smtp-messages=corpus]
+ *   (--smtp-messages: what phase 4 sends, smtp.ts --messages: corpus messages (default), or plain, the repeated 5 KB line)
  *   (--run-folds=N: evaluate only the first N folds of the k, each still trained on all the others)
  */
 import { spawnSync } from 'node:child_process';
@@ -36,12 +37,13 @@ import { bogofilterFold, bogofilterVersion, writeMessages } from './spam-bogofil
 import { loadCorpus, type CorpusMessage, type Group } from './spam-corpus.js';
 import { startBenchApp } from './in-process-app.js';
 
-const { values } = parseArgs({ options: { folds: { type: 'string' }, 'run-folds': { type: 'string' }, 'smtp-seconds': { type: 'string' }, smtp: { type: 'string' }, 'smtp-train': { type: 'string' } } });
+const { values } = parseArgs({ options: { folds: { type: 'string' }, 'run-folds': { type: 'string' }, 'smtp-seconds': { type: 'string' }, smtp: { type: 'string' }, 'smtp-train': { type: 'string' }, 'smtp-messages': { type: 'string' } } });
 const FOLDS = Number(values.folds ?? 10);
 const RUN_FOLDS = Math.min(FOLDS, Number(values['run-folds'] ?? FOLDS));
 const SMTP_SECONDS = Number(values['smtp-seconds'] ?? 10);
 /** Corpus messages of each class the SMTP runs' tenant model is trained with (a realistic few hundred). */
 const SMTP_TRAIN = Number(values['smtp-train'] ?? 300);
+const SMTP_MESSAGES = values['smtp-messages'] ?? 'corpus';
 
 const pct = (n: number, of: number) => (of === 0 ? null : Math.round((n / of) * 10000) / 100);
 const percentile = (xs: number[], p: number) => { const s = [...xs].sort((a, b) => a - b); return s[Math.min(s.length - 1, Math.floor((p / 100) * s.length))]; };
@@ -168,7 +170,7 @@ interface SmtpTraining { trained?: { spam: number; ham: number }; refused?: numb
 
 /** Acknowledged msgs/s of scripts/bench/smtp.ts phase 1 with the server's filter set so, and what its tenant's model was trained with. */
 function smtpRate(filter: string): { rate: number | null; cpu: number | null; training: SmtpTraining | null } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench/smtp.ts', '--warmup=2', `--seconds=${SMTP_SECONDS}`, '--attach-seconds=0', '--big=0', `--spam-train=${SMTP_TRAIN}`], {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench/smtp.ts', '--warmup=2', `--seconds=${SMTP_SECONDS}`, '--attach-seconds=0', '--big=0', `--spam-train=${SMTP_TRAIN}`, `--messages=${SMTP_MESSAGES}`], {
     encoding: 'utf8', env: { ...process.env, BENCH_SERVER_ENV: `MAILSTEAD_SPAM_FILTER=${filter}` }, maxBuffer: 16 * 1024 * 1024, timeout: 600_000,
   });
   const line = r.stdout.trim().split('\n').filter((l) => l.startsWith('{')).pop();
@@ -200,7 +202,7 @@ const smtp = values.smtp === '0' ? null : (() => {
     // The server's CPU per acknowledged message during phase 1 (smtp.ts): steadier than rates on a shared machine.
     server_cpu_us_per_msg_builtin: on.cpu, server_cpu_us_per_msg_off: off.cpu,
     // The same training before both runs; BAYES_* reasons on the builtin run's measured mail show the model judged it.
-    training_per_class: SMTP_TRAIN, training: { builtin: trainingOf(on.training), off: trainingOf(off.training) },
+    messages: SMTP_MESSAGES, training_per_class: SMTP_TRAIN, training: { builtin: trainingOf(on.training), off: trainingOf(off.training) },
     bayes_seen: (on.training?.measured?.with_bayes ?? 0) > 0,
   };
 })();
