@@ -1,6 +1,7 @@
 import test from 'ava';
 import { deliver, waitForEmails, waitForMessage } from '../helpers/emails.js';
 import { appendRaw, imapApp, PASSWORD, rawImap, type RawImap } from '../helpers/imap.js';
+import { folderSnapshots } from '../../src/emails/folders/snapshots.js';
 
 // A folder's message list is kept between SELECTs and caught up from the mailbox's changes
 // (src/emails/folders/snapshots.ts, issue 47). Whatever changed in between, from any face, a later
@@ -82,4 +83,24 @@ test('many changes since the list was kept (more than one page of them) are all 
   for (let i = 0; i < 240; i++) t.regex(await a.cmd(`x${i}`, `STORE 1:5 ${i % 2 ? '-' : '+'}FLAGS.SILENT ($K${i % 7})`), new RegExp(`^x${i} OK`, 'm'));
   const b = await login(t, imapPort, box.address);
   t.deepEqual((await selected(b, 'INBOX')).messages, await stored(app, box.mailboxId, 'INBOX'));
+});
+
+test('a folder larger than the budget is still kept (alone) and caught up; the next folder selected takes its place', async (t) => {
+  const { app, box } = await imapApp(t, { count: 2 });
+  const [big, small] = box.mailboxes;
+  for (let i = 0; i < 12; i++) await deliver(app, box.key, big.address, { subject: `big ${i}` });
+  for (let i = 0; i < 3; i++) await deliver(app, box.key, small.address, { subject: `small ${i}` });
+  await waitForEmails(app, box.key, 15, '&folder=INBOX');
+  const tenantId = Number((await app.app.db.selectFrom('mailboxes').select('tenant_id').where('id', '=', big.id).executeTakeFirstOrThrow()).tenant_id);
+  const snapshots = folderSnapshots(app.app.db, 5);
+  const uids = async (mailboxId: number) => (await snapshots.entries(tenantId, mailboxId, 'INBOX')).map((e) => e.uid);
+
+  t.is((await uids(big.id)).length, 12);
+  t.is(snapshots.keptEntries(), 12, 'kept although over the budget of 5');
+  await deliver(app, box.key, big.address, { subject: 'big 12' });
+  await waitForEmails(app, box.key, 16, '&folder=INBOX');
+  t.deepEqual(await uids(big.id), (await stored(app, big.id, 'INBOX')).map((s) => Number(s.split(':')[0])), 'caught up with the new message');
+  t.is(snapshots.keptEntries(), 13);
+  t.is((await uids(small.id)).length, 3);
+  t.is(snapshots.keptEntries(), 3, 'the larger folder gave way to the one selected after it');
 });

@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import type { Db } from '../../db/connection.js';
 import type { FolderEntry } from './types.js';
 
-/** Messages of folders kept across SELECTs, at most this many in all (~46 bytes each: ~23 MB), least recently used dropped first. */
+/** Messages of folders kept across SELECTs, at most this many in all (~46 bytes each: ~23 MB) or the one folder last selected, least recently used dropped first. */
 export const SNAPSHOT_ENTRY_BUDGET = 500_000;
 /** Changes of one mailbox read per statement when a kept folder catches up. */
 const CHANGE_PAGE = 1000;
@@ -36,7 +36,8 @@ const isRead = (r: number | boolean) => r === 1 || r === true;
  * folds them in: updated_seq rises in commit order on both databases (mailstore/markers.ts) and
  * every write of a message (flags, read, move, delete) gives it a new one, so the rows changed
  * after the marker are exactly what the kept list misses. Each caller gets entries of its own (a
- * view changes its entries). Bounded by SNAPSHOT_ENTRY_BUDGET messages in all.
+ * view changes its entries). Bounded by SNAPSHOT_ENTRY_BUDGET messages in all, or by the folder last
+ * selected when it alone is larger.
  */
 export function folderSnapshots(db: Db, budget = SNAPSHOT_ENTRY_BUDGET) {
   const kept = new Map<string, Kept>();
@@ -130,12 +131,13 @@ export function folderSnapshots(db: Db, budget = SNAPSHOT_ENTRY_BUDGET) {
   }
 
   function keep(key: string, k: Kept): void {
-    if (k.ids.length > budget) return;
     kept.set(key, k);
     total += k.ids.length;
-    // The least recently used first (a Map iterates in insertion order; a kept folder is re-inserted on use).
+    // The least recently used first (a Map iterates in insertion order; a kept folder is re-inserted on
+    // use). The folder just read stays even when it alone is over the budget, which then holds it
+    // alone: a folder larger than the budget would otherwise be read whole on every SELECT.
     for (const [oldKey, old] of kept) {
-      if (total <= budget) break;
+      if (total <= budget || oldKey === key) break;
       kept.delete(oldKey);
       total -= old.ids.length;
     }
