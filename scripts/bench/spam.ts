@@ -21,6 +21,7 @@
  *    `smtp.training` says what each run trained and whether its measured messages carried a BAYES_* reason.
  *
  * Usage: node --import tsx scripts/bench/spam.ts [--folds=10] [--run-folds=10] [--smtp-seconds=10] [--smtp=1] [--smtp-train=300] [--smtp-messages=corpus]
+ *   (--main=FILE: phase 4's server is that build, e.g. another commit's worktree, for a pair)
  *   (--smtp-messages: what phase 4 sends, smtp.ts --messages: corpus messages (default), or plain, the repeated 5 KB line)
  *   (--run-folds=N: evaluate only the first N folds of the k, each still trained on all the others)
  */
@@ -37,7 +38,7 @@ import { bogofilterFold, bogofilterVersion, writeMessages } from './spam-bogofil
 import { loadCorpus, type CorpusMessage, type Group } from './spam-corpus.js';
 import { startBenchApp } from './in-process-app.js';
 
-const { values } = parseArgs({ options: { folds: { type: 'string' }, 'run-folds': { type: 'string' }, 'smtp-seconds': { type: 'string' }, smtp: { type: 'string' }, 'smtp-train': { type: 'string' }, 'smtp-messages': { type: 'string' } } });
+const { values } = parseArgs({ options: { folds: { type: 'string' }, 'run-folds': { type: 'string' }, 'smtp-seconds': { type: 'string' }, smtp: { type: 'string' }, 'smtp-train': { type: 'string' }, 'smtp-messages': { type: 'string' }, main: { type: 'string' } } });
 const FOLDS = Number(values.folds ?? 10);
 const RUN_FOLDS = Math.min(FOLDS, Number(values['run-folds'] ?? FOLDS));
 const SMTP_SECONDS = Number(values['smtp-seconds'] ?? 10);
@@ -170,7 +171,7 @@ interface SmtpTraining { trained?: { spam: number; ham: number }; refused?: numb
 
 /** Acknowledged msgs/s of scripts/bench/smtp.ts phase 1 with the server's filter set so, and what its tenant's model was trained with. */
 function smtpRate(filter: string): { rate: number | null; cpu: number | null; training: SmtpTraining | null } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench/smtp.ts', '--warmup=2', `--seconds=${SMTP_SECONDS}`, '--attach-seconds=0', '--big=0', `--spam-train=${SMTP_TRAIN}`, `--messages=${SMTP_MESSAGES}`], {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/bench/smtp.ts', '--warmup=2', `--seconds=${SMTP_SECONDS}`, '--attach-seconds=0', '--big=0', `--spam-train=${SMTP_TRAIN}`, `--messages=${SMTP_MESSAGES}`, ...(values.main ? [`--main=${values.main}`] : [])], {
     encoding: 'utf8', env: { ...process.env, BENCH_SERVER_ENV: `MAILSTEAD_SPAM_FILTER=${filter}` }, maxBuffer: 16 * 1024 * 1024, timeout: 600_000,
   });
   const line = r.stdout.trim().split('\n').filter((l) => l.startsWith('{')).pop();
