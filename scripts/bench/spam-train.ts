@@ -94,8 +94,8 @@ function describe(spam: { verdict?: string; filter?: string; reasons?: Array<{ r
 
 /**
  * Trains the tenant model with `perClass` corpus messages of each class, as described above; the
- * trainer mailbox `trainer@domain` is created here. What it leaves in INBOX stays listed by
- * GET /v1/emails: the caller counts it out of its own totals (`listedAfter`, INBOX's count then).
+ * trainer mailbox `trainer@domain` is created here. What it leaves in INBOX and Junk stays listed by
+ * GET /v1/emails: the caller counts it out of its own totals (`listedAfter`, the two folders' count then).
  */
 export async function trainTenantModel(o: {
   call: BenchCall; createMailbox(address: string): Promise<void>; smtpPort: number; domain: string; perClass: number;
@@ -122,7 +122,7 @@ export async function trainTenantModel(o: {
     per_class: o.perClass, delivered: { spam: spamSent, ham: hamSent },
     refused: sample.spam.length + sample.ham.length - spamSent - hamSent,
     trained: { spam: spamTrained, ham: hamTrained }, seconds: Math.round((performance.now() - started) / 100) / 10, probe,
-    listedAfter: (await listedIds(o.call, 'INBOX')).size,
+    listedAfter: (await filedIds(o.call)).size,
   };
 }
 
