@@ -7,6 +7,7 @@ import type { ExecutionContext } from 'ava';
 import { generate } from 'selfsigned';
 import { tempDir } from '../helpers/app.js';
 import { fixedPort } from '../helpers/ports.js';
+import { poll } from '../helpers/poll.js';
 
 let servingPair: Promise<{ cert: string; key: string }> | null = null;
 
@@ -91,15 +92,11 @@ export async function startPebble(t: ExecutionContext, opts: { httpPort: number;
   });
 
   const directoryUrl = `https://127.0.0.1:${apiPort}/dir`;
-  const deadline = Date.now() + 20_000;
-  for (;;) {
+  await poll(() => `pebble ready: ${output}`, async () => {
     if (spawnError) throw new Error(`pebble could not be started (Debian: apt-get install pebble): ${(spawnError as Error).message}`);
     if (child.exitCode !== null) throw new Error(`pebble exited with ${child.exitCode}: ${output}`);
-    const ready = await httpsGet(directoryUrl, serving.cert).then((r) => r.status === 200, () => false);
-    if (ready) break;
-    if (Date.now() > deadline) throw new Error(`pebble not ready within 20 s: ${output}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    return httpsGet(directoryUrl, serving.cert).then((r) => r.status === 200, () => false);
+  }, { timeoutMs: 20_000, everyMs: 100 });
   return {
     directoryUrl,
     ca: serving.cert,

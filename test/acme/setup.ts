@@ -7,6 +7,7 @@ import { startDnsServer } from '../helpers/webhooks.js';
 import { startTls } from '../tls/starttls.js';
 import { fixedPort } from '../helpers/ports.js';
 import { startPebble, type Pebble } from './pebble.js';
+import { poll } from '../helpers/poll.js';
 
 export const HOSTNAME = TEST_ENV.MAILSTEAD_HOSTNAME;
 export const DAY_MS = 24 * 3600 * 1000;
@@ -53,11 +54,7 @@ export function startAcmeApp(t: ExecutionContext, world: AcmeWorld, opts: { cloc
 
 /** Polls `check` every 50 ms until it returns true; fails after `timeoutMs` with `what`. */
 export async function waitFor(what: string, check: () => boolean | Promise<boolean>, timeoutMs = 60_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`not within ${timeoutMs} ms: ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await poll(what, check, { timeoutMs });
 }
 
 /**

@@ -6,6 +6,7 @@ import { createTenantStore } from '../../src/tenants/store.js';
 import { tempDir, type Reply } from './app.js';
 import { freshPostgresDatabase } from './pg.js';
 import { startServerProcess, type ServerProcess } from './process.js';
+import { poll } from './poll.js';
 
 /**
  * Several nodes on ONE PostgreSQL database (DECISIONS.md section 17): each a server process of its
@@ -137,13 +138,7 @@ async function startNode(t: ExecutionContext, url: string, name: string, env: Re
 
 /** Polls `check` until it returns a value other than undefined; bounded in time. */
 export async function eventually<T>(what: string, check: () => Promise<T | undefined>, timeoutMs = 30_000, everyMs = 50): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
+  return poll(what, check, { timeoutMs, everyMs, done: (v) => v !== undefined }) as Promise<T>;
 }
 
 /** A domain and its mailbox `box@<domain>` (password `password-123`) made through `node`, each task checked completed; the address. */

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { tempDir } from './app.js';
 import { fixedPort } from './ports.js';
+import { lastCheck } from './poll.js';
 
 /** Debian's rspamd (.ci/run installs it). */
 export const RSPAMD = '/usr/bin/rspamd';
@@ -102,14 +103,11 @@ async function startOnce(t: ExecutionContext, o: { dns?: string; timeoutMs?: num
   const controllerUrl = `http://127.0.0.1:${ports.controller}`;
   const deadline = Date.now() + (o.timeoutMs ?? 90_000);
   for (const base of [url, controllerUrl]) {
-    for (;;) {
-      const pong = await fetch(`${base}/ping`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.text(), () => '');
-      if (pong.includes('pong')) break;
-      if (child.exitCode !== null || Date.now() > deadline) {
-        await stop();
-        throw new Error(`rspamd did not start: ${log()}`);
-      }
-      await new Promise((r) => setTimeout(r, 200));
+    const pong = await lastCheck(() => fetch(`${base}/ping`, { signal: AbortSignal.timeout(2_000) }).then((r) => r.text(), () => ''),
+      { timeoutMs: Math.max(0, deadline - Date.now()), everyMs: 200, done: (p) => p.includes('pong') || child.exitCode !== null });
+    if (!pong.includes('pong')) {
+      await stop();
+      throw new Error(`rspamd did not start: ${log()}`);
     }
   }
   return { url, controllerUrl, password, log, stop };

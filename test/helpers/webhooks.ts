@@ -5,6 +5,7 @@ import type { ExecutionContext } from 'ava';
 import dns2 from 'dns2';
 import type { EmailEvent, EventType } from '../../src/webhooks/events.js';
 import type { TestClient } from './app.js';
+import { poll } from './poll.js';
 
 /** One request a test receiver got: the raw bytes exactly as sent, and the parsed JSON. */
 export interface Received {
@@ -25,13 +26,7 @@ export interface Answer {
 
 /** Polls `check` until it returns a truthy value or the deadline passes (then throws with `what`). */
 export async function waitFor<T>(check: () => T | Promise<T>, what: string, timeoutMs = 10_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await check();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  return poll(what, check, { timeoutMs, everyMs: 20, done: (v) => Boolean(v) });
 }
 
 /**

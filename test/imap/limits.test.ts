@@ -2,6 +2,7 @@ import test from 'ava';
 import net from 'node:net';
 import { MAX_CONNECTIONS_PER_IP } from '../../src/imap/protocol/server.js';
 import { imapApp, PASSWORD, rawImap, type RawImap } from '../helpers/imap.js';
+import { lastCheck } from '../helpers/poll.js';
 
 /** A plain connection to the STARTTLS port that collects what the server says until it closes. */
 function plainGreeting(port: number, timeoutMs = 15_000): Promise<{ text: string; closed: boolean }> {
@@ -31,13 +32,8 @@ test('one address holds at most 50 connections across both listeners; the next g
 
   t.regex(await open[1]!.cmd('a', `LOGIN ${box.address} ${PASSWORD}`), /^a OK/m, 'the held connections still work');
   open[0]!.send('b LOGOUT\r\n');
-  for (let i = 0; i < 500 && !open[0]!.closed; i++) await new Promise((r) => setTimeout(r, 20));
-  t.true(open[0]!.closed);
+  t.true(await lastCheck(() => open[0]!.closed, { timeoutMs: 10_000, everyMs: 20 }));
   // The slot is released when the socket closes; poll (bounded) until a new connection is greeted.
-  let greeted = '';
-  for (let i = 0; i < 50 && !greeted.startsWith('* OK'); i++) {
-    greeted = (await plainGreeting(imapStarttlsPort, 1000)).text;
-    if (!greeted.startsWith('* OK')) await new Promise((r) => setTimeout(r, 100));
-  }
+  const greeted = await lastCheck(async () => (await plainGreeting(imapStarttlsPort, 1000)).text, { timeoutMs: 10_000, everyMs: 100, done: (g) => g.startsWith('* OK') });
   t.regex(greeted, /^\* OK/, 'a freed slot is served again');
 });

@@ -7,6 +7,7 @@ import { tempDir } from '../helpers/app.js';
 import { imapApp, PASSWORD } from '../helpers/imap.js';
 import { deliver, listAll } from '../helpers/emails.js';
 import { sendOn, smtpClient } from '../helpers/smtp.js';
+import { lastCheck } from '../helpers/poll.js';
 
 const run = promisify(execFile);
 const TOTAL = 200;
@@ -52,9 +53,7 @@ test('mbsync pulls 200 mixed messages byte for byte, and pushes flag changes and
     await deliver(app, box.key, box.address, i % 2 ? { subject: `Ünïcode ${i} ✉`, body_html: `<b>${i}</b>` } : {});
   }
   // Storage is asynchronous: wait (bounded) until every message is listed.
-  const deadline = Date.now() + 90_000;
-  while ((await listAll(app, box.key)).length < TOTAL && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
-  const emails = await listAll(app, box.key);
+  const emails = await lastCheck(() => listAll(app, box.key), { timeoutMs: 90_000, everyMs: 250, done: (listed) => listed.length >= TOTAL });
   t.is(emails.length, TOTAL);
 
   const dir = tempDir(t, 'mailstead-mbsync-');

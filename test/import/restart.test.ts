@@ -3,19 +3,14 @@ import { tempDir } from '../helpers/app.js';
 import { startDovecot } from '../helpers/dovecot.js';
 import { freshPostgresDatabase, onPostgres } from '../helpers/pg.js';
 import { processApi, runCli, startServerProcess } from '../helpers/process.js';
+import { poll } from '../helpers/poll.js';
 
 const PER_FOLDER = 800;
 const FOLDERS = ['INBOX', 'Archive'];
 
-/** Polls `probe` until it answers a value, within a bounded time. */
+/** Polls `probe` until it answers a value (a probe that throws has not yet), within a bounded time. */
 async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 120_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe().catch(() => undefined);
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`${what} did not happen in ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  return poll(what, probe, { timeoutMs, everyMs: 20, ignoreErrors: true, done: (v) => v !== undefined }) as Promise<T>;
 }
 
 test('a SIGKILL in the middle of an IMAP import, then a restart: the task resumes and the mailbox holds every message exactly once', async (t) => {

@@ -2,6 +2,7 @@ import test from 'ava';
 import { makeInbox, inboundBody, listAll, postInbound } from '../helpers/emails.js';
 import { startTestApp, type TestClient } from '../helpers/app.js';
 import { sendOn, smtpClient } from '../helpers/smtp.js';
+import { lastCheck } from '../helpers/poll.js';
 
 /*
  * The backlog bounded in time (issue 47): with MAILSTEAD_INGEST_MAX_BACKLOG_SECONDS far below what
@@ -18,12 +19,7 @@ const SENDERS = 8;
 
 /** Waits until the mailbox lists `count` messages (the backlog drained). */
 async function waitUntilListed(app: TestClient, key: string, count: number): Promise<number> {
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    const listed = (await listAll(app, key)).length;
-    if (listed >= count || Date.now() > deadline) return listed;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  return lastCheck(async () => (await listAll(app, key)).length, { timeoutMs: 90_000, everyMs: 100, done: (listed) => listed >= count });
 }
 
 test('SMTP answers 451 4.3.1 once the unstored backlog passes its limit in seconds, stores all it acknowledged, and accepts again after', async (t) => {

@@ -4,6 +4,7 @@ import { startTestApp, type TestClient } from '../helpers/app.js';
 import { onPostgres } from '../helpers/pg.js';
 import { runCli } from '../helpers/process.js';
 import { listAll, provision, sendMail, sendOn, sendOverConnections } from '../helpers/smtp.js';
+import { poll } from '../helpers/poll.js';
 
 const COUNT = 100;
 const CONNECTIONS = 4;
@@ -49,14 +50,7 @@ async function world(t: ExecutionContext) {
     send: (subject: string, id: string) => sendMail(app.smtpPort, { from: 'a@sender.example', to: ['box@aside.test'] }, message(subject, id)),
     /** Polls `done` (bounded), moving the clock on so retries that wait are due at once. */
     async until<T>(what: string, done: () => Promise<T | undefined | false>): Promise<T> {
-      const deadline = Date.now() + 45_000;
-      for (;;) {
-        const v = await done();
-        if (v) return v;
-        if (Date.now() > deadline) throw new Error(`${what}: not within the deadline`);
-        clock.skip(6000);
-        await new Promise((r) => setTimeout(r, 100));
-      }
+      return poll(what, done, { timeoutMs: 45_000, everyMs: 100, done: (v) => Boolean(v), between: () => clock.skip(6000) }) as Promise<T>;
     },
   };
 }

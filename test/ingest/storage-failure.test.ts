@@ -4,6 +4,7 @@ import { pino } from 'pino';
 import { startTestApp } from '../helpers/app.js';
 import { onPostgres } from '../helpers/pg.js';
 import { listAll, provision, sendOn, sendOverConnections } from '../helpers/smtp.js';
+import { lastCheck, poll } from '../helpers/poll.js';
 
 const COUNT = 300;
 const CONNECTIONS = 5;
@@ -32,20 +33,11 @@ test('a storage transaction that fails strands no mail: once storing works again
   // failing one is stored, so a failure meets a batch picked and not yet stored. Let it fail a few
   // times after the last 250 (each failure is logged).
   const before = failures();
-  for (const deadline = Date.now() + 30_000; failures() < before + 3;) {
-    if (Date.now() > deadline) throw new Error(`storing failed only ${failures() - before} times more`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  await poll(() => `storing failed only ${failures() - before} times more`, () => failures() >= before + 3, { timeoutMs: 30_000 });
   t.is((await listAll(app, setup.key)).length, 0, 'nothing is stored while storing fails');
 
   await (onPostgres ? sql`DROP TRIGGER fail_storing ON emails` : sql`DROP TRIGGER fail_storing`).execute(app.app.db);
-  const deadline = Date.now() + 20_000;
-  let listed: any[] = [];
-  while (Date.now() < deadline) {
-    listed = await listAll(app, setup.key);
-    if (listed.length >= COUNT) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const listed = await lastCheck(() => listAll(app, setup.key), { timeoutMs: 20_000, everyMs: 100, done: (l) => l.length >= COUNT });
   t.is(listed.length, COUNT);
   t.is(new Set(listed.map((e) => e.subject)).size, COUNT, 'each message once');
 });

@@ -4,6 +4,7 @@ import { tempDir } from '../helpers/app.js';
 import { freshPostgresDatabase } from '../helpers/pg.js';
 import { ingestBacklog, processApi, runCli, startServerProcess, type ServerProcess } from '../helpers/process.js';
 import { sendOn, smtpClient } from '../helpers/smtp.js';
+import { lastCheck } from '../helpers/poll.js';
 
 /** A node's start-up may take long on a loaded shared machine (two at once, each compiling its sources). */
 const START_MS = 120_000;
@@ -97,13 +98,10 @@ test('two nodes on one PostgreSQL database: mail through either is listed once o
   // Node A alone stores what both acknowledged (B's half-done batch rolled back when its connections died).
   // Until every acknowledged message is listed and A's backlog gauge (both nodes' queued rows) is
   // empty, so nothing is left that could add a second copy; then list once more.
-  const until = Date.now() + 90_000;
-  for (;;) {
+  await lastCheck(async () => {
     const subjects = new Set((await httpA.listAll()).map((i: any) => i.subject));
-    if ([...acked].every((n) => subjects.has(`pair ${n}`)) && (await ingestBacklog(a.httpPort)) === 0) break;
-    if (Date.now() > until) break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+    return [...acked].every((n) => subjects.has(`pair ${n}`)) && (await ingestBacklog(a.httpPort)) === 0;
+  }, { timeoutMs: 90_000, everyMs: 200 });
   const items: any[] = await httpA.listAll();
   const seen = new Map<number, number>();
   for (const i of items) {

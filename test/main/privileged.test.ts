@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { TEST_ENV } from '../helpers/app.js';
 import { quietDns } from '../helpers/dns.js';
 import { ROOT } from '../helpers/process.js';
+import { lastCheck } from '../helpers/poll.js';
 
 // `npm start` as an ordinary user: the IMAP and submission defaults (993, 143, 587, 465) are
 // privileged ports. The process must still serve HTTP and SMTP and say which variable to set.
@@ -31,8 +32,7 @@ test('without the right to bind privileged ports, IMAP and submission stay off w
   child.stderr.on('data', (d) => { out += d; });
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   const lines = () => out.split('\n').filter((l) => l.startsWith('{')).map((l) => { try { return JSON.parse(l) as Record<string, unknown>; } catch { return {}; } });
-  const deadline = Date.now() + 45_000;
-  while (Date.now() < deadline && !lines().some((l) => l.smtp_port) && child.exitCode === null) await new Promise((r) => setTimeout(r, 100));
+  await lastCheck(() => lines().some((l) => l.smtp_port) || child.exitCode !== null, { timeoutMs: 45_000, everyMs: 100 });
   const http = lines().find((l) => l.http_port)?.http_port;
   t.truthy(lines().find((l) => l.smtp_port), `the server started: ${out}`);
   const health = await fetch(`http://127.0.0.1:${String(http)}/api/health`);

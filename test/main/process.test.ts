@@ -4,13 +4,11 @@ import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tempDir } from '../helpers/app.js';
 import { runCli, startServerProcess } from '../helpers/process.js';
+import { poll } from '../helpers/poll.js';
 
 /** Polls `done` every 20 ms until it holds (bounded at 20 s). */
 async function until(what: string, done: () => boolean): Promise<void> {
-  for (const deadline = Date.now() + 20_000; !done();) {
-    if (Date.now() > deadline) throw new Error(`not within 20 s: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
+  await poll(what, done, { timeoutMs: 20_000, everyMs: 20 });
 }
 
 test('the process prints its ports, serves health, and exits 0 on SIGTERM', async (t) => {

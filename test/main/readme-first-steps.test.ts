@@ -7,6 +7,7 @@ import { quietDns } from '../helpers/dns.js';
 import { freshPostgresDatabase, onPostgres } from '../helpers/pg.js';
 import { ROOT } from '../helpers/process.js';
 import { fixedPort } from '../helpers/ports.js';
+import { lastCheck } from '../helpers/poll.js';
 
 /** The fenced `sh` blocks of README.md's "First steps" section, in order. */
 function firstSteps(): string[] {
@@ -73,14 +74,10 @@ test('README "First steps" runs from an empty box to mail in a mailbox', async (
   const key = /^KEY=(\w+)$/m.exec(out)?.[1];
   t.truthy(key);
   const api = `http://127.0.0.1:${ports['8080']}/api`;
-  const deadline = Date.now() + 30_000;
-  let subjects: string[] = [];
-  while (Date.now() < deadline) {
+  const subjects = await lastCheck(async () => {
     const r = await fetch(`${api}/v1/emails?per_page=10`, { headers: { authorization: `Bearer ${key}` } });
-    subjects = ((await r.json()) as { data: Array<{ subject: string }> }).data.map((e) => e.subject).sort();
-    if (subjects.length >= 2) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+    return ((await r.json()) as { data: Array<{ subject: string }> }).data.map((e) => e.subject).sort();
+  }, { timeoutMs: 30_000, everyMs: 100, done: (s) => s.length >= 2 });
   t.deepEqual(subjects, ['first mail', 'sent by ann']);
   stopAll();
 });

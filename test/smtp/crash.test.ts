@@ -6,6 +6,7 @@ import { tempDir } from '../helpers/app.js';
 import { freshPostgresDatabase, onPostgres } from '../helpers/pg.js';
 import { ingestBacklog, processApi, runCli, startServerProcess, type ServerProcess } from '../helpers/process.js';
 import { certificate, rawSession, peerCommonName, sendOn, smtpClient } from '../helpers/smtp.js';
+import { lastCheck } from '../helpers/poll.js';
 
 const api = (port: number, key: string) => processApi(port, key);
 
@@ -89,13 +90,10 @@ test('SIGKILL in the middle of a stream of deliveries: after a restart every 250
     } while (cursor);
     return all;
   };
-  const until = Date.now() + 90_000;
-  for (;;) {
+  await lastCheck(async () => {
     const subjects = new Set((await listing()).map((i) => i.subject));
-    const complete = [...acked].every((n) => subjects.has(`crash ${n}`));
-    if ((complete && (await ingestBacklog(server.httpPort)) === 0) || Date.now() > until) break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
+    return [...acked].every((n) => subjects.has(`crash ${n}`)) && (await ingestBacklog(server.httpPort)) === 0;
+  }, { timeoutMs: 90_000, everyMs: 200 });
   const items = await listing();
 
   const seen = new Map<number, number>();
@@ -143,13 +141,7 @@ test('SIGHUP makes the running server reload its STARTTLS certificate; SIGTERM s
   writeFileSync(certFile, second.cert);
   writeFileSync(keyFile, second.key);
   server.child.kill('SIGHUP');
-  const deadline = Date.now() + 10_000;
-  let now = await cn();
-  while (now !== 'after-hup.mailstead.test' && Date.now() < deadline) {
-    await new Promise((r) => setTimeout(r, 100));
-    now = await cn();
-  }
-  t.is(now, 'after-hup.mailstead.test');
+  t.is(await lastCheck(cn, { timeoutMs: 10_000, everyMs: 100, done: (now) => now === 'after-hup.mailstead.test' }), 'after-hup.mailstead.test');
   // The log line travels through a pipe; give it a moment.
   const logDeadline = Date.now() + 5_000;
   while (!/"tls_source":"files".*tls certificate installed/.test(server.output()) && Date.now() < logDeadline) await new Promise((r) => setTimeout(r, 50));

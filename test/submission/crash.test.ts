@@ -4,6 +4,7 @@ import { databaseFile } from '../../src/db/connection.js';
 import { tempDir } from '../helpers/app.js';
 import { ingestBacklog, runCli, startServerProcess, type ServerProcess } from '../helpers/process.js';
 import { submitUntilKilled } from './kill-under-load.js';
+import { lastCheck } from '../helpers/poll.js';
 
 const PASSWORD = 'password-123';
 const SENDER = 'sender@crash.test';
@@ -71,19 +72,15 @@ test('SIGKILL while sessions submit: after a restart every 250 is in the friend\
   const db = new Database(databaseFile(dataDir), { readonly: true, fileMustExist: true });
   t.teardown(() => db.close());
   const stored = () => db.prepare(`SELECT m.address, e.folder, e.subject, e.read_at FROM emails e JOIN mailboxes m ON m.id = e.mailbox_id WHERE e.subject LIKE 'sub %'`).all() as Array<{ address: string; folder: string; subject: string; read_at: number | null }>;
-  let rows = stored();
-  const until = Date.now() + 90_000;
-  for (;;) {
-    rows = stored();
+  await lastCheck(async () => {
+    const rows = stored();
     const subjects = (address: string, folder: string) => new Set(rows.filter((r) => r.address === address && r.folder === folder).map((r) => r.subject));
     const inbox = subjects(FRIEND, 'INBOX');
     const sent = subjects(SENDER, 'Sent');
-    const complete = [...acked].every((n) => inbox.has(`sub ${n}`) && sent.has(`sub ${n}`));
     // Complete, and nothing left in the ingest backlog that could add a second copy.
-    if ((complete && (await ingestBacklog(server.httpPort)) === 0) || Date.now() > until) break;
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  rows = stored();
+    return [...acked].every((n) => inbox.has(`sub ${n}`) && sent.has(`sub ${n}`)) && (await ingestBacklog(server.httpPort)) === 0;
+  }, { timeoutMs: 90_000, everyMs: 200 });
+  const rows = stored();
 
   const count = (address: string, folder: string) => {
     const seen = new Map<number, number>();

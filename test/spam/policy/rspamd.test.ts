@@ -5,6 +5,7 @@ import { createRspamdTrainer } from '../../../src/spam/policy/rspamd.js';
 import { startTestApp } from '../../helpers/app.js';
 import { RSPAMD_TRIGGERS, startRspamd } from '../../helpers/rspamd.js';
 import { provision, sendMail, waitForEmails } from '../../helpers/smtp.js';
+import { lastCheck } from '../../helpers/poll.js';
 
 const message = (subject: string) =>
   `From: Alice <alice@sender.example>\r\nTo: bob@rspamd.test\r\nSubject: ${subject}\r\nDate: Sat, 28 Nov 2026 04:00:00 +0000\r\nMessage-ID: <${subject.replace(/\W/g, '')}@sender.example>\r\n\r\nA few words of an ordinary message body, long enough for a Bayes classifier to learn\r\nfrom: rspamd wants at least eleven tokens before it learns anything about a message at all.\r\n`;
@@ -82,9 +83,7 @@ test.serial('rspamd\'s actions before the 250: reject 550 5.7.1, greylist 451 4.
   // rspamd's log names a message learned as spam (a second request for it says it "has been already
   // learned as spam"); a message it refused to learn (too few tokens) is logged otherwise and does not count.
   const learned = () => rspamd.log().split('\n').filter((l) => l.includes('<lunchonFriday@sender.example>') && /learned (message )?as spam/i.test(l));
-  const deadline = Date.now() + 30_000;
-  while (learned().length === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 200));
-  t.true(learned().length > 0, 'rspamd learned the message');
+  t.true((await lastCheck(learned, { timeoutMs: 30_000, everyMs: 200, done: (l) => l.length > 0 })).length > 0, 'rspamd learned the message');
 });
 
 test('rspamd down or slower than 5 s: the message is taken, marked unavailable (the builtin verdict applies)', async (t) => {
