@@ -282,6 +282,19 @@ export function createDeliveryEngine(deps: {
     /** Looks for due work now (after the clock moved in a test, from the sweep). */
     wake(): void { kick(0); },
 
+    /**
+     * Resolves once no cycle runs, no attempt is in flight and no outcome waits to be written: what
+     * the engine was asked to do (a wake, a notify) is done, so a test can tell that nothing was sent.
+     */
+    async idle(): Promise<void> {
+      for (;;) {
+        if (running) await running;
+        else if (sends.size > 0) await Promise.allSettled([...sends]);
+        else if (kickTimer || outcomes.length > 0) kick(0);
+        else return;
+      }
+    },
+
     resync,
 
     /** Queues again the deliveries a node that is gone left `sending` (many nodes; nothing for one), then looks for due work. */

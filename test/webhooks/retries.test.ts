@@ -6,7 +6,6 @@ import { startTestApp, type TestClient } from '../helpers/app.js';
 import { createWebhook, deliveriesOf, recordEvents, startReceiver, tenantOf, waitFor } from '../helpers/webhooks.js';
 
 const PRIVATE_OK = { MAILSTEAD_WEBHOOK_ALLOW_PRIVATE: 'true' };
-const quiet = (ms = 300) => new Promise((r) => setTimeout(r, ms));
 
 /** Waits until the webhook's only delivery shows `attempts` attempts and is no longer being sent. */
 async function settled(app: TestClient, key: string, webhookId: number, attempts: number) {
@@ -47,7 +46,7 @@ test('after a 500 the next attempt comes on schedule, and after a success none f
 
   clock.advance(4000);
   app.app.webhooks.engine.wake();
-  await quiet();
+  await app.app.webhooks.engine.idle();
   t.is(receiver.requests.length, 1);
 
   clock.advance(1600);
@@ -64,7 +63,7 @@ test('after a 500 the next attempt comes on schedule, and after a success none f
 
   clock.advance(48 * 3600e3);
   app.app.webhooks.engine.wake();
-  await quiet();
+  await app.app.webhooks.engine.idle();
   t.is(receiver.requests.length, 2);
 });
 
@@ -109,7 +108,8 @@ test('410 Gone deactivates the webhook at once', async (t) => {
   t.false((await app.get('/v1/webhooks', key)).body.data[0].is_active);
 
   await recordEvents(app, tenant, [{ type: 'email.received', emailId: 2, mailboxId: 1 }]);
-  await quiet();
+  app.app.webhooks.engine.wake();
+  await app.app.webhooks.engine.idle();
   t.is(receiver.requests.length, 1);
   t.is((await deliveriesOf(app, key, hook.id)).length, 1);
 });
@@ -129,7 +129,7 @@ test('Retry-After on 503 and 429 sets the next attempt instead of the schedule',
 
   clock.advance(60_000);
   app.app.webhooks.engine.wake();
-  await quiet();
+  await app.app.webhooks.engine.idle();
   t.is(receiver.requests.length, 1);
   clock.advance(60_000);
   app.app.webhooks.engine.wake();
@@ -163,7 +163,7 @@ test('the schedule ends in failed after ten attempts; a webhook failing for five
   t.is(d.recent_attempts.length, 10);
   clock.advance(30 * 3600e3);
   app.app.webhooks.engine.wake();
-  await quiet();
+  await app.app.webhooks.engine.idle();
   t.is(receiver.requests.length, 10);
 
   // Less than five days since the first failure: the sweep leaves it active; past five days it does not.
@@ -225,7 +225,7 @@ test('a failed replay is not retried on the schedule', async (t) => {
   t.is((await settled(app, key, hook.id, 2)).status, 'failed');
   clock.advance(3600e3);
   app.app.webhooks.engine.wake();
-  await quiet();
+  await app.app.webhooks.engine.idle();
   t.is(receiver.requests.length, 2);
 });
 
@@ -240,7 +240,7 @@ test('deleting a webhook drops its queued deliveries', async (t) => {
   t.deepEqual(left, []);
   clock.advance(3600e3);
   app.app.webhooks.engine.wake();
-  await quiet();
+  await app.app.webhooks.engine.idle();
   t.is(receiver.requests.length, 1);
 });
 
@@ -254,6 +254,6 @@ test('deactivating a webhook cancels its queued retries', async (t) => {
   await app.patch(`/v1/webhooks/${hook.id}`, key, { is_active: true });
   clock.advance(3600e3);
   app.app.webhooks.engine.wake();
-  await quiet();
+  await app.app.webhooks.engine.idle();
   t.is(receiver.requests.length, 1);
 });
