@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { ClassifyStep, Delivery, Placement } from '../inbound/delivery-steps.js';
+import { inboxPlacement, type ClassifyStep, type Delivery, type Placement } from '../inbound/delivery-steps.js';
 import { classifyBuiltin, verdictOf, type Candidate, type SenderRules } from './classify.js';
 import { senderRules } from './reputation.js';
 import type { SpamFilterMode } from './settings.js';
@@ -57,7 +57,7 @@ export const candidateOf = (d: Pick<Delivery, 'message'>, r: { tenantId: number;
  */
 export function spamClassifyStep(mode: SpamFilterMode): ClassifyStep {
   return async (trx, batch, now) => {
-    const out = batch.map(({ recipients }) => recipients.map((): Placement => ({ folder: 'INBOX', keywords: [] })));
+    const out = batch.map(({ recipients }) => recipients.map(inboxPlacement));
     const asked: Array<{ candidate: Candidate; screening: Screening }> = [];
     const at: Array<[number, number]> = [];
     batch.forEach(({ delivery, recipients }, i) => {
@@ -69,7 +69,7 @@ export function spamClassifyStep(mode: SpamFilterMode): ClassifyStep {
     const junkIn = new Set<number>();
     verdicts.forEach((v, k) => {
       const [i, j] = at[k];
-      out[i][j] = v.verdict === 'junk' ? { folder: JUNK_FOLDER, keywords: [JUNK_KEYWORD], spam: v } : { folder: 'INBOX', keywords: [], spam: v };
+      out[i][j] = v.verdict === 'junk' ? { folder: JUNK_FOLDER, keywords: [JUNK_KEYWORD], spam: v } : { ...inboxPlacement(), spam: v };
       if (v.verdict === 'junk') junkIn.add(batch[i].recipients[j].mailboxId);
     });
     for (const mailboxId of junkIn) {

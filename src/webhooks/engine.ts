@@ -290,7 +290,7 @@ export function createDeliveryEngine(deps: {
       for (;;) {
         if (running) await running;
         else if (sends.size > 0) await Promise.allSettled([...sends]);
-        else if (kickTimer || outcomes.length > 0) kick(0);
+        else if (started && (kickTimer || outcomes.length > 0)) kick(0);
         else return;
       }
     },
