@@ -31,26 +31,37 @@ export function chi2Q(x2: number, v: number): number {
   return Math.min(sum, 1);
 }
 
-/** Robinson's smoothed spam probability of a feature. */
-export function featureProbability(c: Counts, totalSpam: number, totalHam: number): number {
-  const n = c.spam + c.ham;
+/** Robinson's smoothed spam probability of a feature seen in `spam` spam and `ham` ham messages. */
+function smoothed(spam: number, ham: number, totalSpam: number, totalHam: number): number {
+  const n = spam + ham;
   if (n === 0 || totalSpam === 0 || totalHam === 0) return PRIOR;
-  const spamRatio = Math.min(1, c.spam / totalSpam);
-  const hamRatio = Math.min(1, c.ham / totalHam);
+  const spamRatio = Math.min(1, spam / totalSpam);
+  const hamRatio = Math.min(1, ham / totalHam);
   const p = spamRatio / (spamRatio + hamRatio);
   return (STRENGTH * PRIOR + n * p) / (STRENGTH + n);
 }
 
+/** Robinson's smoothed spam probability of a feature. */
+export const featureProbability = (c: Counts, totalSpam: number, totalHam: number): number => smoothed(c.spam, c.ham, totalSpam, totalHam);
+
 /** The combined spam probability of a message's known features, and how many took part. */
 export function combine(counts: Counts[], totalSpam: number, totalHam: number): { probability: number; clues: number } {
+  return combineCounts(counts.map((c) => c.spam), counts.map((c) => c.ham), counts.length, totalSpam, totalHam);
+}
+
+/**
+ * The same for counts in two parallel lists (the first `n` of each: the classifier reuses its
+ * lists from message to message, so no object is made per feature).
+ */
+export function combineCounts(spam: ArrayLike<number>, ham: ArrayLike<number>, n: number, totalSpam: number, totalHam: number): { probability: number; clues: number } {
   const probs: number[] = [];
-  for (const c of counts) {
-    const f = featureProbability(c, totalSpam, totalHam);
+  for (let i = 0; i < n; i++) {
+    const f = smoothed(spam[i], ham[i], totalSpam, totalHam);
     if (Math.abs(f - 0.5) >= MIN_DEVIATION) probs.push(f);
   }
   if (probs.length === 0) return { probability: 0.5, clues: 0 };
-  probs.sort((a, b) => Math.abs(b - 0.5) - Math.abs(a - 0.5));
-  const clues = probs.slice(0, MAX_CLUES);
+  // Only a message with more telling features than MAX_CLUES needs them ranked.
+  const clues = probs.length > MAX_CLUES ? probs.sort((a, b) => Math.abs(b - 0.5) - Math.abs(a - 0.5)).slice(0, MAX_CLUES) : probs;
   let lnS = 0;
   let lnH = 0;
   for (const f of clues) {
@@ -58,11 +69,11 @@ export function combine(counts: Counts[], totalSpam: number, totalHam: number): 
     lnS += Math.log(1 - p);
     lnH += Math.log(p);
   }
-  const n = clues.length;
-  const s = 1 - chi2Q(-2 * lnS, 2 * n);
-  const h = 1 - chi2Q(-2 * lnH, 2 * n);
+  const k = clues.length;
+  const s = 1 - chi2Q(-2 * lnS, 2 * k);
+  const h = 1 - chi2Q(-2 * lnH, 2 * k);
   // With many strong clues both ways both tests saturate at 1 and chi-square says exactly 0.5;
   // Robinson's geometric means (which side's clues are the stronger on average) then decide.
-  if (s > 1 - 1e-9 && h > 1 - 1e-9) return { probability: 0.5 + 0.49 * Math.tanh((lnH - lnS) / n), clues: n };
-  return { probability: (s - h + 1) / 2, clues: n };
+  if (s > 1 - 1e-9 && h > 1 - 1e-9) return { probability: 0.5 + 0.49 * Math.tanh((lnH - lnS) / k), clues: k };
+  return { probability: (s - h + 1) / 2, clues: k };
 }

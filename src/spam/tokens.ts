@@ -13,7 +13,8 @@
  * 53-bit integer (exact in a JS number and in a bigint column), so the token table is narrow.
  */
 
-import { bodyWords, first, headerShapes, linkShapes } from './token-shapes.js';
+import { IdSet } from './id-set.js';
+import { bodyWords, first, headerShapes, linkShapes, type FeatureSink, type WordSink } from './token-shapes.js';
 
 /** What tokenising needs of a message: the fields both a delivery and a stored email have. */
 export interface TokenSource {
@@ -31,12 +32,22 @@ const URL_HOST = /\bhttps?:\/\/([a-z0-9.-]+)/gi;
 const RECEIVED_HOST = /\b(?:[a-z0-9-]+\.)+[a-z]{2,}\b/g;
 const IPV4 = /\b(\d{1,3})\.(\d{1,3})\.\d{1,3}\.\d{1,3}\b/g;
 
-/** cyrb53: a fast 53-bit string hash (public domain), uniform enough for feature counting. */
-export function hash53(s: string): number {
+/**
+ * cyrb53 (public domain), a fast 53-bit string hash, uniform enough for feature counting, of
+ * `prefix` and `text` from `start` to `end` (its ASCII letters in lower case if `lower`) read in
+ * place: a feature is hashed without its string ever being built.
+ */
+export function hashParts(prefix: string, text: string, start = 0, end = text.length, lower = false): number {
   let h1 = 0xdeadbeef;
   let h2 = 0x41c6ce57;
-  for (let i = 0; i < s.length; i++) {
-    const ch = s.charCodeAt(i);
+  for (let i = 0; i < prefix.length; i++) {
+    const ch = prefix.charCodeAt(i);
+    h1 = Math.imul(h1 ^ ch, 2654435761);
+    h2 = Math.imul(h2 ^ ch, 1597334677);
+  }
+  for (let i = start; i < end; i++) {
+    let ch = text.charCodeAt(i);
+    if (lower && ch >= 65 && ch <= 90) ch += 32;
     h1 = Math.imul(h1 ^ ch, 2654435761);
     h2 = Math.imul(h2 ^ ch, 1597334677);
   }
@@ -44,6 +55,9 @@ export function hash53(s: string): number {
   h2 = Math.imul(h2 ^ (h2 >>> 16), 2246822507) ^ Math.imul(h1 ^ (h1 >>> 13), 3266489909);
   return 4294967296 * (2097151 & h2) + (h1 >>> 0);
 }
+
+/** The hash of one feature string (as stored in the token table). */
+export const hash53 = (s: string): number => hashParts(s, '');
 
 /** HTML as text for tokenising: tags out, the link targets kept (their hosts are features). */
 function htmlText(html: string): string {
@@ -57,12 +71,10 @@ const domainOf = (address: string): string => address.slice(address.lastIndexOf(
  * each host name, and each IPv4 address's /16 network (a sender's network, not one host). Ham
  * comes through the same few relays again and again; spam through ever different ones.
  */
-function receivedFeatures(received: unknown): string[] {
+function receivedFeatures(received: unknown, add: FeatureSink): void {
   const text = (Array.isArray(received) ? received : [received ?? '']).map(String).join(' ');
-  const out: string[] = [];
-  for (const h of text.toLowerCase().matchAll(RECEIVED_HOST)) out.push(`rh:${h[0]}`);
-  for (const ip of text.matchAll(IPV4)) out.push(`rip:${ip[1]}.${ip[2]}`);
-  return out;
+  for (const h of text.toLowerCase().matchAll(RECEIVED_HOST)) add('rh:', h[0]);
+  for (const ip of text.matchAll(IPV4)) add('rip:', `${ip[1]}.${ip[2]}`);
 }
 
 /** Words fit to count: not too short or long, numbers folded to their length (prices and ids vary). */
@@ -79,50 +91,57 @@ function words(text: string, limit: number): string[] {
   return out;
 }
 
-/** The message's features as strings (distinct); `featureIds` hashes them. */
-export function features(m: TokenSource): string[] {
-  const set = new Set<string>();
-  for (const w of words(m.subject, 50)) set.add(`s:${w}`);
+/** Calls `add` with each of the message's features (a feature may come more than once). */
+function collectFeatures(m: TokenSource, add: FeatureSink, addWord?: WordSink): void {
+  for (const w of words(m.subject, 50)) add('s:', w);
   const from = domainOf(m.fromEmail);
   if (from) {
-    set.add(`fd:${from}`);
-    set.add(`fa:${m.fromEmail.toLowerCase()}`);
+    add('fd:', from);
+    add('fa:', m.fromEmail.toLowerCase());
   }
   const replyTo = first(m.headers['reply-to']);
-  if (replyTo) set.add(`rd:${domainOf(replyTo)}`);
+  if (replyTo) add('rd:', domainOf(replyTo));
   const mailer = first(m.headers['x-mailer']) || first(m.headers['user-agent']);
-  if (mailer) for (const w of words(mailer, 4)) set.add(`xm:${w}`);
+  if (mailer) for (const w of words(mailer, 4)) add('xm:', w);
   const type = first(m.headers['content-type']).split(';')[0].trim().toLowerCase();
-  if (type) set.add(`ct:${type}`);
+  if (type) add('ct:', type);
   // Which header fields a message has (as bogofilter and SpamBayes count them): list, reply and
   // mailer fields tell ham, bulk-mailer fields spam. X-Spam-* fields are someone else's verdict
   // (delivery removes them; section 18), never a feature.
-  for (const name of Object.keys(m.headers)) if (!name.startsWith('x-spam')) set.add(`h:${name}`);
-  for (const f of receivedFeatures(m.headers.received)) set.add(f);
+  for (const name of Object.keys(m.headers)) if (!name.startsWith('x-spam')) add('h:', name);
+  receivedFeatures(m.headers.received, add);
   const fromName = first(m.headers.from).replace(/<[^>]*>/g, ' ');
-  for (const w of words(fromName, 6)) set.add(`fn:${w}`);
+  for (const w of words(fromName, 6)) add('fn:', w);
   const charset = /charset="?([^";\s]+)/i.exec(first(m.headers['content-type']))?.[1];
-  if (charset) set.add(`cs:${charset.toLowerCase()}`);
+  if (charset) add('cs:', charset.toLowerCase());
   const messageId = first(m.headers['message-id']);
-  if (messageId.includes('@')) set.add(`mid:${domainOf(messageId)}`);
-  if (!m.bodyText && m.bodyHtml) set.add('meta:html-only');
-  for (const f of headerShapes(m.headers)) set.add(f);
+  if (messageId.includes('@')) add('mid:', domainOf(messageId));
+  if (!m.bodyText && m.bodyHtml) add('meta:', 'html-only');
+  headerShapes(m.headers, add);
   const html = m.bodyHtml ?? '';
   const text = m.bodyText ?? htmlText(html);
   for (const source of [text, html]) {
     for (const u of source.matchAll(URL_HOST)) {
       const host = u[1].toLowerCase().replace(/\.$/, '');
-      set.add(`u:${host}`);
+      add('u:', host);
       const labels = host.split('.');
-      if (labels.length > 2) set.add(`u:${labels.slice(-2).join('.')}`);
+      if (labels.length > 2) add('u:', labels.slice(-2).join('.'));
     }
   }
-  for (const f of linkShapes(text, html)) set.add(f);
-  for (const w of bodyWords(text, MAX_WORDS)) set.add(w);
+  linkShapes(text, html, add);
+  bodyWords(text, MAX_WORDS, add, addWord);
+}
+
+/** The message's features as strings (distinct): what `featureIds` hashes, for reading. */
+export function features(m: TokenSource): string[] {
+  const set = new Set<string>();
+  collectFeatures(m, (prefix, text) => set.add(prefix + text));
   return [...set];
 }
 
-/** The message's features hashed (distinct). */
+/** The message's features hashed (distinct), in the order they first occur. */
 export function featureIds(m: TokenSource): number[] {
-  return [...new Set(features(m).map(hash53))];
+  const seen = new IdSet();
+  collectFeatures(m, (prefix, text) => seen.add(hashParts(prefix, text)), (text, start, end) => seen.add(hashParts('', text, start, end, true)));
+  return seen.ids;
 }
