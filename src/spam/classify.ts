@@ -1,8 +1,10 @@
 import type { Kysely } from 'kysely';
 import type { AuthResults } from '../inbound/types.js';
 import { dmarcQuarantine, fromAuthenticates } from './authenticated.js';
-import { combine, type Counts } from './chi2.js';
-import { spamModelStore, TENANT_MODEL } from './model-store.js';
+import { combineCounts } from './chi2.js';
+import { spamModelStore, TENANT_MODEL, type ModelTotals } from './model-store.js';
+import type { TokenCache } from './token-cache.js';
+import { TokenTable } from './token-table.js';
 import { featureIds, type TokenSource } from './tokens.js';
 import type { SpamReason, SpamVerdict } from '../inbound/spam-verdict.js';
 
@@ -67,15 +69,15 @@ function ruleReasons(c: Candidate): SpamReason[] {
  * Which model decides each candidate: its mailbox's once trained enough in both classes, else its
  * tenant's, else none (rules alone: an untrained mailbox never misfiles on a guess).
  */
-async function modelsOf(db: Kysely<any>, candidates: Candidate[]): Promise<Array<{ model: number; spam: number; ham: number } | null>> {
+async function modelsOf(db: Kysely<any>, candidates: Candidate[]): Promise<Array<({ model: number } & ModelTotals) | null>> {
   const byTenant = new Map<number, number[]>();
   for (const c of candidates) {
     const boxes = byTenant.get(c.tenantId);
     if (boxes) boxes.push(c.mailboxId); else byTenant.set(c.tenantId, [c.mailboxId]);
   }
-  const totals = new Map<number, Map<number, Counts>>();
+  const totals = new Map<number, Map<number, ModelTotals>>();
   for (const [tenantId, boxes] of byTenant) totals.set(tenantId, await spamModelStore.totals(db, tenantId, [...new Set(boxes)]));
-  const enough = (t: Counts | undefined) => t !== undefined && t.spam >= MIN_TRAINED && t.ham >= MIN_TRAINED;
+  const enough = (t: ModelTotals | undefined) => t !== undefined && t.spam >= MIN_TRAINED && t.ham >= MIN_TRAINED;
   return candidates.map((c) => {
     const t = totals.get(c.tenantId)!;
     const own = t.get(c.mailboxId);
@@ -98,32 +100,57 @@ function bayesReason(probability: number, clues: number, model: { model: number;
 
 /**
  * The builtin filter's verdicts for a batch of candidates: rules, sender policy, and the learned
- * model where one is trained. The token lookups of the batch are one statement per model.
+ * model where one is trained. The token lookups of the batch are one statement per model, of the
+ * tokens `cache` does not already hold for the model's current version.
  */
-export async function classifyBuiltin(db: Kysely<any>, candidates: Candidate[], senderRules?: SenderRules): Promise<SpamVerdict[]> {
+export async function classifyBuiltin(db: Kysely<any>, candidates: Candidate[], senderRules?: SenderRules, cache?: TokenCache): Promise<SpamVerdict[]> {
   if (candidates.length === 0) return [];
   const models = await modelsOf(db, candidates);
   const tokens = candidates.map((c, i) => (models[i] ? featureIds(c) : []));
-  const wanted = new Map<string, { tenantId: number; model: number; tokens: Set<number> }>();
+  // Per model of the batch: its kept counts (or fresh ones without a cache), then one read of the tokens missing from them.
+  const tables = new Map<string, TokenTable>();
+  const missing = new Map<string, { tenantId: number; model: number; tokens: Set<number> }>();
   candidates.forEach((c, i) => {
     const m = models[i];
     if (!m) return;
     const key = `${c.tenantId}:${m.model}`;
-    const entry = wanted.get(key) ?? { tenantId: c.tenantId, model: m.model, tokens: new Set<number>() };
-    for (const t of tokens[i]) entry.tokens.add(t);
-    wanted.set(key, entry);
+    let table = tables.get(key);
+    if (!table) {
+      table = cache ? cache.counts(key, m.version) : new TokenTable();
+      tables.set(key, table);
+      missing.set(key, { tenantId: c.tenantId, model: m.model, tokens: new Set() });
+    }
+    const wanted = missing.get(key)!.tokens;
+    const list = tokens[i];
+    for (let j = 0; j < list.length; j++) if (table.find(list[j]) < 0) wanted.add(list[j]);
   });
-  const counts = new Map<string, Map<number, Counts>>();
-  for (const [key, w] of wanted) counts.set(key, await spamModelStore.counts(db, w.tenantId, w.model, [...w.tokens]));
+  for (const [key, w] of missing) {
+    if (w.tokens.size === 0) continue;
+    const got = await spamModelStore.counts(db, w.tenantId, w.model, [...w.tokens]);
+    const table = tables.get(key)!;
+    for (const t of w.tokens) table.set(t, got.get(t) ?? null);
+    cache?.grew(key, w.tokens.size);
+  }
   const sender = senderRules ? await senderRules(db, candidates) : candidates.map(() => []);
+  // The counts of one message's known features, reused from message to message.
+  const longest = tokens.reduce((n, t) => Math.max(n, t.length), 0);
+  const spamSeen = new Int32Array(longest);
+  const hamSeen = new Int32Array(longest);
   return candidates.map((c, i) => {
     const reasons = [...sender[i], ...ruleReasons(c)];
     const m = models[i];
     if (m) {
-      const known = counts.get(`${c.tenantId}:${m.model}`)!;
-      const list: Counts[] = [];
-      for (const t of tokens[i]) { const k = known.get(t); if (k) list.push(k); }
-      const { probability, clues } = combine(list, m.spam, m.ham);
+      const table = tables.get(`${c.tenantId}:${m.model}`)!;
+      const list = tokens[i];
+      let n = 0;
+      for (let j = 0; j < list.length; j++) {
+        const slot = table.find(list[j]);
+        if (slot < 0 || !table.known(slot)) continue;
+        spamSeen[n] = table.spam(slot);
+        hamSeen[n] = table.ham(slot);
+        n++;
+      }
+      const { probability, clues } = combineCounts(spamSeen, hamSeen, n, m.spam, m.ham);
       if (clues > 0) reasons.push(bayesReason(probability, clues, m));
     }
     return verdictOf(reasons);

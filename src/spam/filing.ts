@@ -2,6 +2,7 @@ import { sql, type Kysely } from 'kysely';
 import { inboxPlacement, type ClassifyStep, type Delivery, type Placement } from '../inbound/delivery-steps.js';
 import { classifyBuiltin, verdictOf, type Candidate, type SenderRules } from './classify.js';
 import { senderRules } from './reputation.js';
+import { tokenCache, type TokenCache } from './token-cache.js';
 import type { SpamFilterMode } from './settings.js';
 import type { Screening, SpamVerdict } from '../inbound/spam-verdict.js';
 
@@ -22,7 +23,7 @@ export interface VerdictCounts { ham: number; junk: number }
  * rules, sender policy and the learned model, the token lookups one statement per model.
  */
 export async function giveVerdicts(
-  trx: Kysely<any>, items: Array<{ candidate: Candidate; screening: Screening }>, mode: SpamFilterMode, rules: SenderRules = senderRules,
+  trx: Kysely<any>, items: Array<{ candidate: Candidate; screening: Screening }>, mode: SpamFilterMode, rules: SenderRules = senderRules, cache?: TokenCache,
 ): Promise<SpamVerdict[]> {
   const out: Array<SpamVerdict | null> = items.map(() => null);
   const builtin: number[] = [];
@@ -32,7 +33,7 @@ export async function giveVerdicts(
     else if (mode === 'rspamd' && rspamd && rspamd !== 'unavailable') out[i] = rspamd;
     else builtin.push(i);
   });
-  const given = await classifyBuiltin(trx, builtin.map((i) => items[i].candidate), rules);
+  const given = await classifyBuiltin(trx, builtin.map((i) => items[i].candidate), rules, cache);
   builtin.forEach((i, k) => {
     const v = given[k];
     out[i] = mode === 'rspamd' ? { ...v, reasons: [...v.reasons, { rule: 'RSPAMD_UNAVAILABLE', score: 0 }] } : v;
@@ -53,9 +54,12 @@ export const candidateOf = (d: Pick<Delivery, 'message'>, r: { tenantId: number;
  * (the file step keeps it, and the trace header is put in front of the bytes as they are read:
  * emails/files.ts). A logged-in owner's own mail is placed in INBOX unclassified. Every candidate
  * of the batch goes to giveVerdicts together: its reads are one statement per batch (per tenant or
- * model), not per message.
+ * model), not per message, and the token counts read are kept for later batches while their model's
+ * version stays the same (token-cache.ts).
  */
 export function spamClassifyStep(mode: SpamFilterMode): ClassifyStep {
+  // The token counts this step has read, kept for the next batches while their model is unchanged.
+  const cache = tokenCache();
   return async (trx, batch, now) => {
     const out = batch.map(({ recipients }) => recipients.map(inboxPlacement));
     const asked: Array<{ candidate: Candidate; screening: Screening }> = [];
@@ -65,7 +69,7 @@ export function spamClassifyStep(mode: SpamFilterMode): ClassifyStep {
       if (screening.skip) return;
       recipients.forEach((r, j) => { asked.push({ candidate: candidateOf(delivery, r), screening }); at.push([i, j]); });
     });
-    const verdicts = await giveVerdicts(trx, asked, mode);
+    const verdicts = await giveVerdicts(trx, asked, mode, senderRules, cache);
     const junkIn = new Set<number>();
     verdicts.forEach((v, k) => {
       const [i, j] = at[k];

@@ -2,6 +2,9 @@ import { sql, type Kysely } from 'kysely';
 import { backendOf } from '../db/backend.js';
 import type { Counts } from './chi2.js';
 
+/** A model's training totals and its version (raised by every training that changes it: migration 028). */
+export interface ModelTotals extends Counts { version: number }
+
 /** The tenant-wide model's mailbox id (mailbox models use the mailbox's own). */
 export const TENANT_MODEL = 0;
 
@@ -13,11 +16,11 @@ const intList = (db: Kysely<any>, values: readonly number[]) => backendOf(db).dm
 
 /** The token counts and training totals of the builtin filter's models (tables of migration 024). */
 export const spamModelStore = {
-  /** Messages trained per model of a tenant: its mailboxes' among `mailboxIds`, and the tenant's. */
-  async totals(db: Kysely<any>, tenantId: number, mailboxIds: number[]): Promise<Map<number, Counts>> {
-    const rows = await sql<{ mailbox_id: number; spam: number; ham: number }>`SELECT mailbox_id, spam, ham FROM spam_totals
+  /** Messages trained per model of a tenant (its mailboxes' among `mailboxIds`, and the tenant's), with each model's version. */
+  async totals(db: Kysely<any>, tenantId: number, mailboxIds: number[]): Promise<Map<number, ModelTotals>> {
+    const rows = await sql<{ mailbox_id: number; spam: number; ham: number; version: number }>`SELECT mailbox_id, spam, ham, version FROM spam_totals
       WHERE tenant_id = ${tenantId} AND mailbox_id IN ${intList(db, [TENANT_MODEL, ...mailboxIds])}`.execute(db);
-    return new Map(rows.rows.map((r) => [Number(r.mailbox_id), { spam: Number(r.spam), ham: Number(r.ham) }]));
+    return new Map(rows.rows.map((r) => [Number(r.mailbox_id), { spam: Number(r.spam), ham: Number(r.ham), version: Number(r.version) }]));
   },
 
   /** The counts of the known tokens among `tokens` in one model (one statement for any number). */
@@ -51,9 +54,10 @@ export const spamModelStore = {
           WHERE tenant_id = ${tenantId} AND mailbox_id = ${model} AND token IN ${intList(db, taken)} AND (spam < 0 OR ham < 0)`.execute(db);
       }
     }
-    await sql`INSERT INTO spam_totals (tenant_id, mailbox_id, spam, ham) VALUES (${tenantId}, ${model}, ${Math.max(spam, 0)}, ${Math.max(ham, 0)})
+    await sql`INSERT INTO spam_totals (tenant_id, mailbox_id, spam, ham, version) VALUES (${tenantId}, ${model}, ${Math.max(spam, 0)}, ${Math.max(ham, 0)}, 1)
       ON CONFLICT (tenant_id, mailbox_id) DO UPDATE SET
-        spam = ${dml.greatest(0, sql`spam_totals.spam + ${spam}`)}, ham = ${dml.greatest(0, sql`spam_totals.ham + ${ham}`)}`.execute(db);
+        spam = ${dml.greatest(0, sql`spam_totals.spam + ${spam}`)}, ham = ${dml.greatest(0, sql`spam_totals.ham + ${ham}`)},
+        version = spam_totals.version + 1`.execute(db);
   },
 
   /** What each of `messageIds` contributed to a mailbox's models so far ('spam' or 'ham'; absent: nothing). */

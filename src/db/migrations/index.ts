@@ -23,6 +23,7 @@ import * as m024 from './024_spam_model.js';
 import * as m025 from './025_spam_lists.js';
 import * as m026 from './026_sieve_scripts.js';
 import * as m027 from './027_vacation_replies.js';
+import * as m028 from './028_spam_model_version.js';
 
 /**
  * Every migration, by name; names sort in the order they run. A capability adds its own numbered
@@ -53,4 +54,5 @@ export const migrations: Record<string, Migration> = {
   '025_spam_lists': m025,
   '026_sieve_scripts': m026,
   '027_vacation_replies': m027,
+  '028_spam_model_version': m028,
 };
