@@ -1,8 +1,9 @@
 /**
  * A model's token counts as the classifier read them, in typed arrays: an open-addressing hash table
  * keyed by the 53-bit feature ids (tokens.ts), so looking up a message's ~170 features neither makes
- * nor hashes a number object per feature (a Map of such keys cost the storage thread ~100 µs a
- * message). A token can be known with its counts, known to be absent from the model, or not read yet.
+ * nor hashes a number object per feature (with a Map of such keys, classifying a 5 KB message from
+ * kept counts took 20 µs, with this 9). A token can be known with its counts, known to be absent
+ * from the model, or not read yet.
  */
 export class TokenTable {
   private keys: Float64Array;
