@@ -1,6 +1,7 @@
 import type { ExecutionContext } from 'ava';
 import type { TestClient, Reply } from './app.js';
 import { createMailbox, mailboxRow } from './mailboxes.js';
+import { lastCheck, poll } from './poll.js';
 
 let seq = 0;
 
@@ -61,15 +62,11 @@ export async function deliver(app: TestClient, key: string, to: string, o: Recor
   return body.message_id as string;
 }
 
-/** Polls GET `path` until `done(reply)` holds (storage is asynchronous); throws after the deadline. */
+/** Polls GET `path` until `done(reply)` holds (storage is asynchronous); throws after the deadline, showing the last reply. */
 export async function pollUntil(app: TestClient, key: string, path: string, done: (r: Reply) => boolean, timeoutMs = 15_000): Promise<Reply> {
-  const deadline = Date.now() + timeoutMs;
-  for (let i = 0; ; i++) {
-    const r = await app.get(path, key);
-    if (done(r)) return r;
-    if (Date.now() > deadline) throw new Error(`GET ${path} not as expected after ${timeoutMs} ms: ${r.status} ${JSON.stringify(r.body).slice(0, 500)}`);
-    await new Promise((res) => setTimeout(res, Math.min(10 * (i + 1), 100)));
-  }
+  const r = await lastCheck(() => app.get(path, key), { done, timeoutMs, everyMs: 20 });
+  if (!done(r)) throw new Error(`GET ${path} not as expected after ${timeoutMs} ms: ${r.status} ${JSON.stringify(r.body).slice(0, 500)}`);
+  return r;
 }
 
 /** Waits until the list (with `query`, such as `unread=true`) holds at least `count` emails; returns them. */
@@ -81,13 +78,7 @@ export async function waitForEmails(app: TestClient, key: string, count: number,
 
 /** Finds a stored email by message_id through the list (waiting for the worker); returns its list item. */
 export async function waitForMessage(app: TestClient, key: string, messageId: string): Promise<any> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const found = await findMessage(app, key, messageId);
-    if (found) return found;
-    if (Date.now() > deadline) throw new Error(`${messageId} not stored in time`);
-    await new Promise((res) => setTimeout(res, 20));
-  }
+  return poll(`${messageId} stored`, () => findMessage(app, key, messageId), { timeoutMs: 15_000, everyMs: 20 });
 }
 
 /** Every list item of the tenant, following next cursors (bounded). */
