@@ -108,28 +108,27 @@ export async function classifyBuiltin(db: Kysely<any>, candidates: Candidate[], 
   const models = await modelsOf(db, candidates);
   const tokens = candidates.map((c, i) => (models[i] ? featureIds(c) : []));
   // Per model of the batch: its kept counts (or fresh ones without a cache), then one read of the tokens missing from them.
-  const tables = new Map<string, TokenTable>();
-  const missing = new Map<string, { tenantId: number; model: number; tokens: Set<number> }>();
-  candidates.forEach((c, i) => {
-    const m = models[i];
-    if (!m) return;
-    const key = `${c.tenantId}:${m.model}`;
-    let table = tables.get(key);
-    if (!table) {
-      table = cache ? cache.counts(key, m.version) : new TokenTable();
-      tables.set(key, table);
-      missing.set(key, { tenantId: c.tenantId, model: m.model, tokens: new Set() });
+  const tables = new Map<string, { table: TokenTable; tenantId: number; model: number; missing: Set<number> }>();
+  const tableOf = (i: number) => {
+    const key = `${candidates[i].tenantId}:${models[i]!.model}`;
+    let entry = tables.get(key);
+    if (!entry) {
+      entry = { table: cache ? cache.counts(key, models[i]!.version) : new TokenTable(), tenantId: candidates[i].tenantId, model: models[i]!.model, missing: new Set() };
+      tables.set(key, entry);
     }
-    const wanted = missing.get(key)!.tokens;
+    return entry;
+  };
+  candidates.forEach((_, i) => {
+    if (!models[i]) return;
+    const { table, missing } = tableOf(i);
     const list = tokens[i];
-    for (let j = 0; j < list.length; j++) if (table.find(list[j]) < 0) wanted.add(list[j]);
+    for (let j = 0; j < list.length; j++) if (table.find(list[j]) < 0) missing.add(list[j]);
   });
-  for (const [key, w] of missing) {
-    if (w.tokens.size === 0) continue;
-    const got = await spamModelStore.counts(db, w.tenantId, w.model, [...w.tokens]);
-    const table = tables.get(key)!;
-    for (const t of w.tokens) table.set(t, got.get(t) ?? null);
-    cache?.grew(key, w.tokens.size);
+  for (const [key, { table, tenantId, model, missing }] of tables) {
+    if (missing.size === 0) continue;
+    const got = await spamModelStore.counts(db, tenantId, model, [...missing]);
+    for (const t of missing) table.set(t, got.get(t) ?? null);
+    cache?.grew(key, missing.size);
   }
   const sender = senderRules ? await senderRules(db, candidates) : candidates.map(() => []);
   // The counts of one message's known features, reused from message to message.
@@ -140,7 +139,7 @@ export async function classifyBuiltin(db: Kysely<any>, candidates: Candidate[], 
     const reasons = [...sender[i], ...ruleReasons(c)];
     const m = models[i];
     if (m) {
-      const table = tables.get(`${c.tenantId}:${m.model}`)!;
+      const { table } = tableOf(i);
       const list = tokens[i];
       let n = 0;
       for (let j = 0; j < list.length; j++) {
