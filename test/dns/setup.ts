@@ -10,6 +10,10 @@ export interface ApiRecord { type: string; name: string; value: string; priority
 export async function dnsApp(t: ExecutionContext, opts: { clock?: Clock } = {}): Promise<{ zone: Zone; app: TestClient; key: string }> {
   const zone = await startZone(t);
   const app = await startTestApp(t, { env: { MAILSTEAD_DNS_SERVERS: `127.0.0.1:${zone.port}` }, clock: opts.clock });
+  // The tests run each check themselves (checkNow, or cron.run by name). Left ticking, the
+  // once-a-minute schedule could check a fresh domain against the zone between two steps of a test
+  // whenever a minute turns, and change the statuses it asserts.
+  await app.app.cron.stop();
   const key = await app.keyFor();
   return { zone, app, key };
 }
