@@ -140,6 +140,7 @@ export default {
     'test/imap/multiappend.test.ts',
     'test/imap/thread.test.ts',
     'test/imap/context-search.test.ts',
+    'test/imap/imaptest.test.ts', // Dovecot's imaptest scripted tests (issue 46)
 
     'test/webhooks/events.test.ts',
     'test/webhooks/retries.test.ts',
