@@ -12,22 +12,19 @@
  * machine. Bounded: each start is given START_DEADLINE_MS, each CLI call CLI_DEADLINE_MS.
  */
 import { execFile, spawn } from 'node:child_process';
-import { appendFileSync, cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
-import { loadavg, tmpdir } from 'node:os';
+import { appendFileSync, readdirSync, readFileSync } from 'node:fs';
+import { loadavg } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
+import { checkoutCopy } from '../checkout-copy.js';
 
-const ROOT = fileURLToPath(new URL('../../', import.meta.url));
-const COPIED = ['package.json', 'package-lock.json', 'tsconfig.json', 'tsconfig.build.json', 'src', 'bin', 'config', 'web'];
 const START_DEADLINE_MS = 180_000;
 const CLI_DEADLINE_MS = 60_000;
 const run = promisify(execFile);
 
-const checkout = mkdtempSync(join(tmpdir(), 'mailstead-start-bench-'));
+const copy = checkoutCopy('mailstead-start-bench-');
+const checkout = copy.dir;
 const dataDir = join(checkout, 'data');
-for (const name of COPIED) cpSync(join(ROOT, name), join(checkout, name), { recursive: true });
-symlinkSync(join(ROOT, 'node_modules'), join(checkout, 'node_modules'));
 
 const env = {
   ...process.env,
@@ -153,5 +150,5 @@ try {
     load_average: load.map((l) => Math.round(l * 10) / 10),
   }));
 } finally {
-  rmSync(checkout, { recursive: true, force: true });
+  copy.remove();
 }

@@ -27,6 +27,13 @@ test('adding a domain shows its task and its DNS records; check, sub-domains and
   await list.getByText('dash.example').waitFor();
   t.regex(await list.innerText(), /dash\.example\s+root\s+pending/);
 
+  // After a reload the records are a click away, as the last check left them (none yet).
+  await page.reload();
+  await page.getByRole('button', { name: 'Show DNS records of dash.example' }).click();
+  await records.waitFor();
+  t.regex(await page.getByRole('region', { name: 'DNS records', exact: true }).innerText(), /Domain status:\s+pending/);
+  t.regex(await records.innerText(), /MX\s+dash\.example\s+mx1\.mailstead\.test\s+10\s+Not checked/);
+
   // The check button runs a DNS check now: the quiet test resolver has none of the records.
   await page.getByRole('button', { name: 'Check DNS of dash.example' }).click();
   await waitForText(page, 'Checking DNS of dash.example: completed');

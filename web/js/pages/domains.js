@@ -1,6 +1,6 @@
 // Domains: add root and sub-domains (queued tasks with progress), DNS records with their status
-// and a check button, delete.
-import { post } from '../api.js';
+// (as last checked, or checked now), delete.
+import { get, post } from '../api.js';
 import { fill, h, field, table } from '../dom.js';
 import { explain, listDomains, messages, pageTitle, runTask } from '../ui.js';
 
@@ -56,13 +56,26 @@ export async function render(main) {
     await refresh();
   });
 
+  /** Shows one hostname's records with their status, and moves the focus to them. @param {string} host @param {string} status @param {any[]} list */
+  function showRecords(host, status, list) {
+    fill(records, h('h2', {}, `DNS records of ${host}`), h('p', {}, 'Domain status: ', statusBadge(status)), recordsTable(host, list));
+    records.querySelector('h2')?.setAttribute('tabindex', '-1');
+    /** @type {HTMLElement | null} */ (records.querySelector('h2'))?.focus();
+  }
+
+  /** The records as the last check left them, without checking again. @param {string} host */
+  async function view(host) {
+    try {
+      const r = await get(`/v1/domains/${encodeURIComponent(host)}`);
+      showRecords(host, r.data.status, r.data.records);
+    } catch (e) { msg.error(e); }
+  }
+
   /** Checks one hostname's records now and shows them. @param {string} host */
   async function check(host) {
     const task = await runTask(msg, `Checking DNS of ${host}`, () => post(`/v1/domains/${encodeURIComponent(host)}/check`), '/v1/get/domain');
     if (!task) return;
-    fill(records, h('h2', {}, `DNS records of ${host}`), h('p', {}, 'Domain status: ', statusBadge(task.results.status)), recordsTable(host, task.results.records));
-    records.querySelector('h2')?.setAttribute('tabindex', '-1');
-    /** @type {HTMLElement | null} */ (records.querySelector('h2'))?.focus();
+    showRecords(host, task.results.status, task.results.records);
     await refresh();
   }
 
@@ -88,6 +101,7 @@ export async function render(main) {
     fill(listArea, table('Your domains', ['Domain', 'Type', 'Status', 'Mailboxes', 'Created', 'Actions'], domains.map(([host, d]) => [
       host, d.domain_type ?? '—', statusBadge(d.status), d.mailbox_count, d.created_at,
       h('div', { class: 'actions' },
+        h('button', { type: 'button', 'aria-label': `Show DNS records of ${host}`, onclick: () => view(host) }, 'Records'),
         h('button', { type: 'button', 'aria-label': `Check DNS of ${host}`, onclick: () => check(host) }, 'Check DNS'),
         h('button', { type: 'button', class: 'danger', 'aria-label': `Delete ${host}`, onclick: () => remove(host) }, 'Delete')),
     ])));
