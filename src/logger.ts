@@ -20,8 +20,11 @@ function sharedStdout() {
   return stdout;
 }
 
-/** The process logger: pino JSON lines on stdout. Secrets are redacted by path as a second line of defence. */
-export function createLogger(level: string): Logger {
+/**
+ * The process logger: pino JSON lines on stdout (or `destination`, where tests read what was
+ * logged). Secrets are redacted by path as a second line of defence.
+ */
+export function createLogger(level: string, destination: pino.DestinationStream = sharedStdout()): Logger {
   return pino({
     level,
     base: undefined,
@@ -29,5 +32,5 @@ export function createLogger(level: string): Logger {
       paths: ['key', 'apiKey', 'password', 'secret', 'token', '*.password', '*.secret', '*.token', 'req.headers.authorization', 'req.headers["x-api-key"]'],
       censor: '[redacted]',
     },
-  }, sharedStdout());
+  }, destination);
 }

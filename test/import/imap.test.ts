@@ -4,6 +4,7 @@ import { imapClient, PASSWORD } from '../helpers/imap.js';
 import { startTestApp, type TestClient } from '../helpers/app.js';
 import { makeInbox } from '../helpers/emails.js';
 import { startDovecot } from '../helpers/dovecot.js';
+import { capturedLogger } from '../helpers/logs.js';
 
 const ALLOW = { MAILSTEAD_IMPORT_ALLOW_PRIVATE: 'true' };
 
@@ -103,15 +104,16 @@ test('an IMAP import copies folders, bytes, flags, keywords and dates from Dovec
   t.is((await snapshot(ours, 'INBOX')).length, SOURCE[0]!.count, 'no duplicates');
 });
 
-test('wrong credentials fail the task with the server\'s answer; only named folders are copied', async (t) => {
+test('wrong credentials fail the task with the server\'s answer; only named folders are copied; no password is logged', async (t) => {
   t.timeout(120_000);
-  const dovecot = await startDovecot(t, { bob: 'right' });
+  const dovecot = await startDovecot(t, { bob: 'bob-right-Zx81' });
   await seed(await dovecot.client('bob'));
-  const app = await startTestApp(t, { env: ALLOW });
+  const logs = capturedLogger('debug');
+  const app = await startTestApp(t, { env: ALLOW, logger: logs.logger });
   const box = await makeInbox(app);
   const base = { source: 'imap', host: '127.0.0.1', port: dovecot.port, security: 'none', username: 'bob' };
 
-  const failed = await startImport(app, box.key, box.address, { ...base, password: 'wrong' });
+  const failed = await startImport(app, box.key, box.address, { ...base, password: 'bob-wrong-Qk42' });
   t.is(failed.status, 200);
   t.is(failed.body.status, 'failed');
   t.is(failed.body.results.status, 'failed');
@@ -119,10 +121,15 @@ test('wrong credentials fail the task with the server\'s answer; only named fold
   const row = await app.app.db.selectFrom('tasks').select(['payload']).where('id', '=', Number(failed.body.task_id)).executeTakeFirstOrThrow();
   t.false(row.payload.includes('password'));
 
-  const named = await startImport(app, box.key, box.address, { ...base, password: 'right', folders: ['Projects/2024'] });
+  const named = await startImport(app, box.key, box.address, { ...base, password: 'bob-right-Zx81', folders: ['Projects/2024'] });
   t.like(named.body.results, { status: 'completed', folders: 1, messages_imported: 5 });
-  const missing = await startImport(app, box.key, box.address, { ...base, password: 'right', folders: ['Nope'] });
+  const missing = await startImport(app, box.key, box.address, { ...base, password: 'bob-right-Zx81', folders: ['Nope'] });
   t.regex(missing.body.results.error, /No folder "Nope"/);
+
+  // Three imports logged at debug level, a failed login among them: neither password is in a line.
+  t.regex(logs.text(), /import/i, 'the imports were logged');
+  t.false(logs.text().includes('bob-right-Zx81'));
+  t.false(logs.text().includes('bob-wrong-Qk42'));
 });
 
 test('over quota the import fails and says so, keeping what it imported', async (t) => {
