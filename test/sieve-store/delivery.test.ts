@@ -80,7 +80,7 @@ test('subaddressing at RCPT: local+detail reaches the mailbox, an exact alias wi
   t.is(mail.find((e: any) => e.subject === 'detail').to_email, `ann+shop@${ALIAS_DOMAIN}`);
 });
 
-test('redirect leaves through the outbound queue as a forward (SRS sender at the mailbox domain); reject sends a refusal to the envelope sender, never to <>', async (t) => {
+test('redirect leaves through the outbound queue as a forward (SRS sender at the mailbox domain, ARC sealed, DKIM signed); reject sends a refusal to the envelope sender, never to <>', async (t) => {
   const script = `require ["reject", "copy"];
 if header :contains "subject" "redirect" { redirect "dest@${REMOTE_DOMAIN}"; }
 if header :contains "subject" "copy me" { redirect :copy "dest@${REMOTE_DOMAIN}"; }
@@ -92,6 +92,10 @@ if header :contains "subject" "reject" { reject "We do not want this."; }
   t.deepEqual(redirected.to, [`dest@${REMOTE_DOMAIN}`]);
   t.regex(redirected.from, new RegExp(`^SRS0=.*@${ALIAS_DOMAIN.replace('.', '\\.')}$`, 'i'));
   t.regex(redirected.raw.toString('latin1'), /^DKIM-Signature:/im);
+  // Sealed as forwards are (ARC, RFC 8617): the first set of the chain, with the authentication results seen here.
+  t.regex(redirected.raw.toString('latin1'), /^ARC-Seal: i=1;/);
+  t.regex(redirected.raw.toString('latin1'), /^ARC-Message-Signature: i=1;/m);
+  t.regex(redirected.raw.toString('latin1'), /^ARC-Authentication-Results: i=1;/m);
   t.regex(redirected.raw.toString('latin1'), /Subject: please redirect/);
 
   await send(app.smtpPort, BOX, 'please reject');
