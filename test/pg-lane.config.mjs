@@ -142,6 +142,7 @@ export default {
     'test/imap/context-search.test.ts',
     'test/imap/imaptest.test.ts', // Dovecot's imaptest scripted tests (issue 46)
     'test/imap/enable.test.ts',
+    'test/imap/expunge.test.ts',
 
     'test/webhooks/events.test.ts',
     'test/webhooks/retries.test.ts',
