@@ -143,6 +143,8 @@ export default {
     'test/imap/imaptest.test.ts', // Dovecot's imaptest scripted tests (issue 46)
     'test/imap/enable.test.ts',
     'test/imap/expunge.test.ts',
+    'test/imap/idle.test.ts',
+    'test/imap/quota.test.ts',
 
     'test/webhooks/events.test.ts',
     'test/webhooks/retries.test.ts',
