@@ -19,7 +19,8 @@ test('CONDSTORE: MODSEQ is the update marker; UNCHANGEDSINCE refuses stale store
   const m2 = num(/\* 2 FETCH \(MODSEQ \((\d+)\)\)/, f);
   t.true(m1 > 0 && m1 <= highest);
   const stored = await c.cmd('d', `STORE 1 (UNCHANGEDSINCE ${m1}) +FLAGS (\\Flagged)`);
-  const m1b = num(/\* 1 FETCH \(FLAGS \((?:\\Recent )?\\Flagged\) MODSEQ \((\d+)\)\)/, stored);
+  // With CONDSTORE on, the STORE's FETCH carries UID and MODSEQ (RFC 7162).
+  const m1b = num(/\* 1 FETCH \(UID 1 FLAGS \((?:\\Recent )?\\Flagged\) MODSEQ \((\d+)\)\)/, stored);
   t.true(m1b > m1, 'a change takes a new MODSEQ');
   t.regex(await c.cmd('e', `STORE 1 (UNCHANGEDSINCE ${m1}) +FLAGS (\\Answered)`), /^e OK \[MODIFIED 1\]/m, 'a store against a stale MODSEQ is refused');
   const since = await c.cmd('f', `UID FETCH 1:* (FLAGS) (CHANGEDSINCE ${Math.max(m1, m2)})`);

@@ -90,7 +90,9 @@ async function store(s: Session, tag: string, p: Parser, uid: boolean): Promise<
   if (!m[2]) {
     for (const e of list) {
       if (!v.entry(e.id) || modified.includes(uid ? e.uid : v.seqOf(e))) continue;
-      s.send(`* ${v.seqOf(e)} FETCH (${uid || s.rev2 ? `UID ${e.uid} ` : ''}FLAGS (${v.flagsOf(e).join(' ')})${s.condstore ? ` MODSEQ (${e.modseq})` : ''})`);
+      // UID with CONDSTORE on too: RFC 7162 (erratum 1807 of RFC 5162) wants UID and MODSEQ in every
+      // untagged FETCH a STORE causes once a CONDSTORE-enabling command was seen.
+      s.send(`* ${v.seqOf(e)} FETCH (${uid || s.rev2 || s.condstore ? `UID ${e.uid} ` : ''}FLAGS (${v.flagsOf(e).join(' ')})${s.condstore ? ` MODSEQ (${e.modseq})` : ''})`);
     }
   }
   await s.finish(tag, `${modified.length ? `[MODIFIED ${formatSet(modified)}] ` : ''}${uid ? 'UID ' : ''}STORE completed`);
