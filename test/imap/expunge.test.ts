@@ -93,7 +93,7 @@ test('another session on the folder is told of the expunge at its next command: 
   t.deepEqual(vanished.filter((l) => /EXPUNGE|VANISHED/.test(l)), ['* VANISHED 1,3']);
 });
 
-test('CLOSE expunges the \\Deleted messages without telling this session; UNSELECT leaves them; another session is told', async (t) => {
+test('CLOSE expunges the \\Deleted messages without telling the client that closed; UNSELECT leaves them; another connection is told', async (t) => {
   const { box, imapPort } = await imapApp(t);
   const a = await login(t, imapPort, box.address);
   await fill(t, a, 3);

@@ -59,7 +59,7 @@ test('IDLE answers + idling; mail delivered over SMTP and through the API is tol
   t.regex(await c.cmd('s', 'SELECT INBOX'), /^\* 0 EXISTS/m);
   const from = await idle(c);
   await sendMail(app.smtpPort, { from: 'a@client.example', to: [box.address] }, `From: a@client.example\r\nTo: ${box.address}\r\nSubject: by smtp\r\nMessage-ID: <idle-smtp-${Date.now()}@client.example>\r\n\r\nhello\r\n`);
-  t.regex(await c.until(/^\* 1 EXISTS$/, 60_000, from), /^\* 1 EXISTS\r\n\* 1 RECENT/m, 'SMTP delivery told, recent in this session');
+  t.regex(await c.until(/^\* 1 EXISTS$/, 60_000, from), /^\* 1 EXISTS\r\n\* 1 RECENT/m, 'SMTP delivery told, recent for this connection');
   await deliver(app, box.key, box.address, { subject: 'by api' });
   await c.until(/^\* 2 EXISTS$/, 30_000, from);
   t.regex(await done(c), /^i OK IDLE terminated/m);
