@@ -38,7 +38,7 @@ import { createTenantService } from './tenants/service.js';
 import { createTenantStore } from './tenants/store.js';
 import { createCertificateSource } from './tls/index.js';
 import { registerCertificateMetrics } from './tls/metrics.js';
-import { registerTaskMetrics } from './tasks/metrics.js';
+import { installTaskSetAside } from './tasks/set-aside.js';
 import { installWebhooks } from './webhooks/index.js';
 import { createSrsBounces, installOutbound, type OutboundTesting } from './outbound/index.js';
 import { installSpam } from './spam/index.js';
@@ -114,7 +114,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const registry = createRouteRegistry({ tenants, config, clock, durable: database.durable });
   const metrics = createMetrics();
   registerCertificateMetrics(metrics.registry, tls, acmeTest?.clock ?? clock);
-  registerTaskMetrics(metrics.registry, queue);
+  installTaskSetAside({ db, now: () => clock.now(), queue, routes: registry, metrics: metrics.registry });
   const core: Core = { config, clock, logger, db, backend: database.backend, session: database.dialect === 'postgres' ? database.session : null, queue, cron, registry, tenants, metrics, durable: database.durable, directoryVersion: database.directoryVersion, changes: database.directoryVersion, installSecret };
 
   // Capabilities, in dependency order; each install returns what later ones build on.

@@ -6,7 +6,7 @@ import { ConfigError, loadConfig } from './config.js';
 import { backupPostgres, restorePostgres } from './backup/postgres.js';
 import { restoreSqlite } from './backup/sqlite.js';
 import { openConfiguredDatabase } from './db/open.js';
-import { setAsideCommand } from './ingest/set-aside-cli.js';
+import { SET_ASIDE_USAGE, setAsideCommand } from './cli-set-aside.js';
 import { createTenantService } from './tenants/service.js';
 import { createTenantStore } from './tenants/store.js';
 import { CliUsage, IMPORT_USAGE, importExportCommand } from './import/cli.js';
@@ -18,7 +18,7 @@ const USAGE = `usage:
   mailstead plan set NAME active|none
   mailstead backup FILE
   mailstead restore FILE [--force]
-  mailstead set-aside list|retry ID|discard ID
+  ${SET_ASIDE_USAGE}
 ${IMPORT_USAGE}`;
 
 /** A mistake in the command line: exit code 2. */
@@ -96,7 +96,7 @@ async function run(argv: string[]): Promise<string> {
     const tenants = createTenantService({ db: database.db, store: createTenantStore(), clock: systemClock, cooldownSeconds: config.cooldownSeconds });
     switch (command) {
       case 'set-aside list': case 'set-aside retry': case 'set-aside discard':
-        return await setAsideCommand({ db: database.db, dataDir: config.dataDir, verb, args: rest, usage });
+        return await setAsideCommand({ db: database.db, dataDir: config.dataDir, postgres: Boolean(config.databaseUrl), verb, args: rest, usage });
       case 'tenant create': {
         if (!verb || rest.length !== 1) usage('tenant create takes exactly one NAME');
         const name = rest[0];

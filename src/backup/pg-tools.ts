@@ -24,11 +24,11 @@ export function findPgTool(name: string, where: { path?: string; root?: string }
   return null;
 }
 
-/** The program, or an error that names it and where it was looked for. */
-export function requirePgTool(name: string): string {
-  const found = findPgTool(name);
+/** The program, or an error that names it and where it was looked for (`where` as findPgTool's). */
+export function requirePgTool(name: string, where: { path?: string; root?: string } = {}): string {
+  const found = findPgTool(name, where);
   if (!found) {
-    throw new Error(`${name} was not found on PATH nor in ${DEBIAN_ROOT}/*/bin; install the PostgreSQL client programs `
+    throw new Error(`${name} was not found on PATH nor in ${where.root ?? DEBIAN_ROOT}/*/bin; install the PostgreSQL client programs `
       + `(e.g. the postgresql-client package) of the server's major version or newer`);
   }
   return found;

@@ -4,7 +4,8 @@ import type { Markers } from '../mailstore/markers.js';
 import type { EventRecorder } from '../webhooks/events.js';
 import { createBlobStore } from './blobs.js';
 import { ingestRoutes } from './routes.js';
-import { createSetAsideService, setAsideRoutes } from './set-aside-routes.js';
+import { createInboundSetAside } from './set-aside-queue.js';
+import { setAsideRoutes } from '../set-aside/routes.js';
 import { createBacklogLimit } from './backlog-limit.js';
 import type { IngestBackend } from './ports.js';
 import { createPostgresIngest } from './postgres/backend.js';
@@ -52,11 +53,14 @@ export function createIngest(core: Core, deps: {
   };
   ingestRoutes({ registry: core.registry, ingest });
   // Set-aside mail (set-aside.ts): what the operator lists, retries and discards, and the gauge of it.
-  const setAside = createSetAsideService({
+  const setAside = createInboundSetAside({
     db: core.db, store: backend.store, removeRaw: (name) => blobs.remove(blobs.rawFile(name)),
     requeued: () => worker.wake(),
   });
-  setAsideRoutes({ registry: core.registry, service: setAside });
+  // The first path is ingest's own; the second lists it beside the other queues' set-aside rows.
+  for (const base of ['/v1/ingest/set-aside', '/v1/set-aside/inbound']) {
+    setAsideRoutes({ registry: core.registry, base, what: 'inbound messages', queue: setAside });
+  }
   new Gauge({
     name: 'mailstead_ingest_set_aside', help: 'Inbound messages set aside after failing every try to store them (mailstead set-aside list)',
     registers: [core.metrics.registry], async collect() {

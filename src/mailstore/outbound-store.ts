@@ -113,6 +113,18 @@ export function createOutboundStore() {
       db.selectFrom('outbound').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'failed').where('last_response', 'like', `${prefix}%`)
         .executeTakeFirstOrThrow().then((r) => Number(r.n)),
 
+    /** Failed items whose reply begins with `prefix` (those set aside), oldest first; only the one of `id` when given. */
+    failedWith: (db: Db, prefix: string, o: { limit: number; id?: number }) =>
+      db.selectFrom('outbound').select(['id', 'tenant_id', 'kind', 'mail_from', 'rcpt_to', 'attempts', 'last_response', 'inbound_id', 'message_ref', 'created_at', 'updated_at'])
+        .where('status', '=', 'failed').where('last_response', 'like', `${prefix}%`)
+        .$if(o.id !== undefined, (q) => q.where('id', '=', o.id!)).orderBy('id').limit(o.limit).execute(),
+
+    /** Queues a failed item whose reply begins with `prefix` for a try now; false when there is none of that id. */
+    requeueFailedWith: (db: Db, id: number, prefix: string, now: number) =>
+      db.updateTable('outbound').set({ status: 'queued', next_attempt_at: now, updated_at: now })
+        .where('id', '=', id).where('status', '=', 'failed').where('last_response', 'like', `${prefix}%`).executeTakeFirst()
+        .then((r) => Number(r.numUpdatedRows) > 0),
+
     /** Items by status, for the metrics. */
     countByStatus: (db: Db) =>
       db.selectFrom('outbound').select(['status', (eb) => eb.fn.countAll<number>().as('n')]).groupBy('status').execute(),

@@ -29,7 +29,8 @@ export function sqliteOutboundClaims(db: Db, store: OutboundStore, wakeHere: () 
   };
 }
 
-const CHANNEL = 'mailstead_outbound';
+/** The NOTIFY channel that wakes every node's outbound worker. */
+export const OUTBOUND_CHANNEL = 'mailstead_outbound';
 /** The first key of the advisory locks of items being tried ('outb'). */
 const LOCK_CLASS = 0x6f757462;
 
@@ -63,9 +64,9 @@ export function postgresOutboundClaims(session: NodeSession): OutboundClaims {
       if (ids.length === 0) return;
       await session.query('SELECT count(pg_advisory_unlock($1, k)) FROM unnest($2::int4[]) AS k', [LOCK_CLASS, lockKeys(ids)]);
     },
-    listen: (wake) => session.listen(CHANNEL, wake),
+    listen: (wake) => session.listen(OUTBOUND_CHANNEL, wake),
     async wakeAll() {
-      await session.query(`SELECT pg_notify('${CHANNEL}', '')`);
+      await session.query(`SELECT pg_notify('${OUTBOUND_CHANNEL}', '')`);
     },
   };
 }

@@ -24,7 +24,9 @@ import { createOutboundService } from './service.js';
 import { createSrs, type Srs } from '../message/srs.js';
 import { createOutboundStore } from '../mailstore/outbound-store.js';
 import { createLocalTransmitter, createRemoteTransmitter } from './transmit.js';
-import { createOutboundWorker, SET_ASIDE_REPLY } from './worker.js';
+import { createOutboundWorker } from './worker.js';
+import { createOutboundSetAside } from './set-aside.js';
+import { setAsideRoutes } from '../set-aside/routes.js';
 
 /**
  * Knobs for tests only (never environment variables): where MTA-STS policies are fetched, which
@@ -105,10 +107,7 @@ export function installOutbound(core: Core, deps: { srs: Srs; ingest: Ingest; re
       for (const s of ['queued', 'sent', 'failed'] as const) this.set({ status: s }, counts.get(s) ?? 0);
     },
   });
-  new Gauge({
-    name: 'mailstead_outbound_set_aside', help: 'Outbound items set aside (failed) after repeated local errors', registers: [core.metrics.registry],
-    async collect() { this.set(await store.countFailedWith(db, SET_ASIDE_REPLY)); },
-  });
+
   // The worker is made below; SQLite's wake-up reaches it through this late binding.
   const wakeHere = () => worker.wake();
   const claims = core.session ? postgresOutboundClaims(core.session) : sqliteOutboundClaims(db, store, wakeHere);
@@ -132,7 +131,15 @@ export function installOutbound(core: Core, deps: { srs: Srs; ingest: Ingest; re
   const wakeAll = () => { worker.wake(); claims.wakeAll().catch((err) => logger.warn({ err }, 'waking the other nodes failed')); };
   const service = createOutboundService({ db, store, now: () => clock.now(), wake: wakeAll });
   outboundRoutes({ registry: core.registry, outbound: service });
-  const prune = outboundPruneJob({ db, store, ingestStore: createIngestStore(), clock, logger });
+  const ingestStore = createIngestStore();
+  const prune = outboundPruneJob({ db, store, ingestStore, clock, logger });
+  // Items set aside after repeated local errors: the operator's list, retry and discard, and their gauge.
+  const setAside = createOutboundSetAside({ db, store, ingestStore, now: () => clock.now(), wake: wakeAll });
+  setAsideRoutes({ registry: core.registry, base: '/v1/set-aside/outbound', what: 'outbound items', queue: setAside });
+  new Gauge({
+    name: 'mailstead_outbound_set_aside', help: 'Outbound items set aside (failed) after repeated local errors (mailstead set-aside list outbound)', registers: [core.metrics.registry],
+    async collect() { this.set(await setAside.count()); },
+  });
   core.cron.add(prune);
   return {
     store, service, worker,

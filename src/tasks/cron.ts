@@ -8,5 +8,6 @@ export const SYSTEM_TASK_RETENTION_MS = 7 * 24 * 3600 * 1000;
 export const taskCronJobs = (queue: TaskQueue): CronJob[] => [
   { name: 'tasks.prune', schedule: '17 * * * *', run: () => queue.pruneSystemTasks(SYSTEM_TASK_RETENTION_MS) },
   // Every minute: a node that died mid-task leaves it running; another node queues it again.
-  { name: 'tasks.recover', schedule: '* * * * *', run: () => queue.recoverOrphans() },
+  // The look at the queue also takes tasks another process made due (`mailstead set-aside retry tasks`).
+  { name: 'tasks.recover', schedule: '* * * * *', run: async () => { await queue.recoverOrphans(); queue.wake(); } },
 ];

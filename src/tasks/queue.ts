@@ -168,9 +168,6 @@ export function createTaskQueue({ db, clock, logger, concurrency = 4, lanes = {}
     /** Reads a task by id, or undefined; a stored payload that does not parse reads as null (the task is failed by then). */
     get: (id: number) => store.byId(db, id).then((r) => (r ? toTask(readable(r)) : undefined)),
 
-    /** Tasks set aside after their retries (the metrics' gauge). */
-    setAside: () => store.countFailedWith(db, SET_ASIDE_ERROR),
-
     /** Recovers tasks left running by a crash and starts working. */
     async start() {
       const n = await claims.recover(true);

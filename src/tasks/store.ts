@@ -70,6 +70,23 @@ export function createTaskStore() {
       db.selectFrom('tasks').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'failed').where('error', '=', error)
         .executeTakeFirstOrThrow().then((r) => Number(r.n)),
 
+    /** Failed tasks of this exact error (those set aside), oldest first; only the one of `id` when given. */
+    failedWith: (db: Db, error: string, o: { limit: number; id?: number }) =>
+      db.selectFrom('tasks').select(['id', 'kind', 'tenant_id', 'domain', 'attempts', 'error', 'created_at', 'finished_at'])
+        .where('status', '=', 'failed').where('error', '=', error)
+        .$if(o.id !== undefined, (q) => q.where('id', '=', o.id!)).orderBy('id').limit(o.limit).execute(),
+
+    /** Queues a task that failed with this exact error again, due now; false when there is none of that id. */
+    requeueFailedWith: (db: Db, id: number, error: string, now: number) =>
+      db.updateTable('tasks').set({ status: 'queued', run_after: now, error: null, finished_at: null })
+        .where('id', '=', id).where('status', '=', 'failed').where('error', '=', error).executeTakeFirst()
+        .then((r) => Number(r.numUpdatedRows) > 0),
+
+    /** Deletes a task that failed with this exact error; false when there is none of that id. */
+    removeFailedWith: (db: Db, id: number, error: string) =>
+      db.deleteFrom('tasks').where('id', '=', id).where('status', '=', 'failed').where('error', '=', error).executeTakeFirst()
+        .then((r) => Number(r.numDeletedRows) > 0),
+
     byId: (db: Db, id: number) =>
       db.selectFrom('tasks').selectAll().where('id', '=', id).executeTakeFirst() as Promise<Row | undefined>,
   };

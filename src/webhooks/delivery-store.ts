@@ -141,6 +141,27 @@ export function createDeliveryStore() {
         .where((eb) => eb.exists(eb.selectFrom('webhook_attempts as a').select('a.id').whereRef('a.delivery_id', '=', 'd.id').where('a.error', 'like', 'set aside: %')))
         .executeTakeFirstOrThrow().then((r) => Number(r.n)),
 
+    /**
+     * Deliveries set aside, oldest first (only the one of `id` when given), with the webhook's
+     * tenant and the reason and time of the attempt that set each aside.
+     */
+    setAside: (db: Db, o: { limit: number; id?: number }) =>
+      db.selectFrom('webhook_deliveries as d').innerJoin('webhooks as w', 'w.id', 'd.webhook_id')
+        .select(['d.id', 'd.webhook_id', 'w.tenant_id', 'd.event_type', 'd.email_id', 'd.mailbox_id', 'd.attempts', 'd.created_at'])
+        .select((eb) => [
+          eb.selectFrom('webhook_attempts as a').select('a.error').whereRef('a.delivery_id', '=', 'd.id').where('a.error', 'like', 'set aside: %')
+            .orderBy('a.id', 'desc').limit(1).as('reason'),
+          eb.selectFrom('webhook_attempts as a').select('a.attempted_at').whereRef('a.delivery_id', '=', 'd.id').where('a.error', 'like', 'set aside: %')
+            .orderBy('a.id', 'desc').limit(1).as('set_aside_at'),
+        ])
+        .where('d.status', '=', 'failed')
+        .where((eb) => eb.exists(eb.selectFrom('webhook_attempts as a').select('a.id').whereRef('a.delivery_id', '=', 'd.id').where('a.error', 'like', 'set aside: %')))
+        .$if(o.id !== undefined, (q) => q.where('d.id', '=', o.id!))
+        .orderBy('d.id').limit(o.limit).execute(),
+
+    /** Deletes one delivery with its attempt log (the log's rows cascade). */
+    remove: (db: Db, id: number) => db.deleteFrom('webhook_deliveries').where('id', '=', id).execute(),
+
     /** Appends attempts to the log. */
     async insertAttempts(db: Db, rows: NewAttempt[]): Promise<void> {
       for (const part of chunks(rows, 300)) await db.insertInto('webhook_attempts').values(part).execute();

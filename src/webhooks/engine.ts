@@ -157,7 +157,7 @@ export function createDeliveryEngine(deps: {
     const { retries, gone, setAside } = await applyOutcomes({ db: trx, store, deliveries, now, random }, batch);
     for (const r of retries) hint(r.webhookId, r.at);
     if (gone.length > 0) logger.info({ webhook_ids: gone }, 'webhooks answered 410 Gone and were deactivated');
-    if (setAside.length > 0) logger.error({ delivery_ids: setAside }, 'webhook deliveries that could not be sent were set aside (failed)');
+    if (setAside.length > 0) logger.error({ set_aside: setAside }, 'webhook deliveries that could not be sent were set aside (failed)');
   }
 
   /** Outcomes that could not be written alone, by delivery: how many times in a row, and those waiting to be tried again. */

@@ -11,6 +11,8 @@ import { webhookRoutes } from './routes.js';
 import { createSender } from './sender.js';
 import { createWebhookService } from './service.js';
 import { createWebhookStore } from './store.js';
+import { createWebhookSetAside } from './set-aside.js';
+import { setAsideRoutes } from '../set-aside/routes.js';
 
 /** What installWebhooks may be given: another DNS lookup, engine tuning (benchmarks). */
 export interface WebhookOptions {
@@ -34,11 +36,6 @@ export function installWebhooks(core: Core, opts: WebhookOptions = {}) {
     name: 'mailstead_webhook_attempts_total', help: 'Webhook delivery attempts by verdict (delivered, retry, gone, aborted)',
     labelNames: ['verdict'] as const, registers: [core.metrics.registry],
   });
-  new Gauge({
-    name: 'mailstead_webhook_deliveries_set_aside', help: 'Webhook deliveries set aside (failed) because they could not be sent as stored',
-    registers: [core.metrics.registry],
-    async collect() { this.set(await deliveries.countSetAside(core.db)); },
-  });
   const claims = core.session ? postgresDeliveryClaims(core.db, core.session) : sqliteDeliveryClaims(core.db, deliveries);
   const engine = createDeliveryEngine({
     db: core.db, clock: core.clock, logger: core.logger.child({ component: 'webhooks' }), store, deliveries, sender, claims,
@@ -48,6 +45,14 @@ export function installWebhooks(core: Core, opts: WebhookOptions = {}) {
   const service = createWebhookService({ db: core.db, store, deliveries, clock: core.clock, allowPrivate, lookup, notify: (h) => engine.notify(h) });
   for (const job of webhookJobs({ db: core.db, clock: core.clock, logger: core.logger, store, deliveries, engine })) core.cron.add(job);
   webhookRoutes({ registry: core.registry, webhooks: service });
+  // Deliveries set aside: the operator's list, retry and discard, and their gauge.
+  const setAside = createWebhookSetAside({ db: core.db, deliveries, now: () => core.clock.now(), notify: (h) => engine.notify(h) });
+  setAsideRoutes({ registry: core.registry, base: '/v1/set-aside/webhooks', what: 'webhook deliveries', queue: setAside });
+  new Gauge({
+    name: 'mailstead_webhook_deliveries_set_aside', help: 'Webhook deliveries set aside (failed) because they could not be sent as stored (mailstead set-aside list webhooks)',
+    registers: [core.metrics.registry],
+    async collect() { this.set(await setAside.count()); },
+  });
   return {
     events,
     service,

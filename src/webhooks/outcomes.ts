@@ -34,7 +34,7 @@ export const SET_ASIDE = 'set aside: ';
 export async function applyOutcomes(
   ctx: { db: Db; store: WebhookStore; deliveries: DeliveryStore; now: number; random: () => number },
   batch: Outcome[],
-): Promise<{ retries: QueuedHint[]; gone: number[]; setAside: number[] }> {
+): Promise<{ retries: QueuedHint[]; gone: number[]; setAside: Array<{ delivery_id: number; reason: string | null }> }> {
   const { db, store, deliveries, now, random } = ctx;
   const hints: QueuedHint[] = [];
   const released = batch.filter((o) => o.result.aborted);
@@ -54,7 +54,7 @@ export async function applyOutcomes(
 
   const delivered: number[] = [];
   const failed: number[] = [];
-  const setAside: number[] = [];
+  const setAside: Array<{ delivery_id: number; reason: string | null }> = [];
   const attempts: NewAttempt[] = [];
   for (const o of live) {
     const d = o.delivery;
@@ -66,7 +66,7 @@ export async function applyOutcomes(
       const faults = (await deliveries.localErrors(db, d.id)) + 1;
       const last = faults >= FAULT_LIMIT || d.final_attempt === 1;
       attempts.push({ delivery_id: d.id, attempt: made, attempted_at: o.attemptedAt, status_code: null, latency_ms: 0, error: (last ? SET_ASIDE : LOCAL_ERROR) + error });
-      if (last) { failed.push(d.id); setAside.push(d.id); continue; }
+      if (last) { failed.push(d.id); setAside.push({ delivery_id: d.id, reason: error }); continue; }
       const at = now + FAULT_BACKOFF_MS * 2 ** (faults - 1);
       await deliveries.markRetry(db, d.id, at, now);
       hints.push({ webhookId: d.webhook_id, at });

@@ -1,7 +1,7 @@
 import test from 'ava';
 import { cpSync, existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { findPgTool } from '../../src/backup/pg-tools.js';
+import { findPgTool, requirePgTool } from '../../src/backup/pg-tools.js';
 import { startTestApp, tempDir, type TestClient } from '../helpers/app.js';
 import { waitForEmails } from '../helpers/emails.js';
 import { createMailbox, domain } from '../helpers/mailboxes.js';
@@ -96,4 +96,10 @@ test('pg_dump is looked for on PATH and in /usr/lib/postgresql/*/bin, or found n
     cpSync(process.execPath, join(bin, 'pg_dump'));
   }
   t.is(findPgTool('pg_dump', { path: '', root }), join(root, '16', 'bin', 'pg_dump'));
+});
+
+test('without pg_dump, the error names it, where it was looked for and what to install', (t) => {
+  const root = join(tempDir(t), 'none');
+  const err = t.throws(() => requirePgTool('pg_dump', { path: '', root }));
+  t.is(err.message, `pg_dump was not found on PATH nor in ${root}/*/bin; install the PostgreSQL client programs (e.g. the postgresql-client package) of the server's major version or newer`);
 });

@@ -75,6 +75,10 @@ test('hostile mail (NUL, invalid UTF-8, 2,000 parts) is stored with U+FFFD text 
   }
   t.is(listed.length, 3, 'all three messages are stored');
   t.is((await app.get('/v1/ingest/set-aside', await app.keyFor({ admin: true }))).body.data.length, 0, 'nothing was set aside');
+  // Stored on the first try each: no failed try, so no message waited out a retry's delay (5 s and up).
+  const tries = await app.app.db.selectFrom('inbound').select(['attempts', 'error']).execute();
+  t.is(tries.length, 3);
+  t.deepEqual(tries.map((r) => [Number(r.attempts), r.error]), [[0, null], [0, null], [0, null]]);
 
   const nul = listed.find((e) => e.subject.startsWith('nul'));
   const full = (await app.get(`/v1/emails/${nul.id}`, key)).body.data;

@@ -1,6 +1,7 @@
 import test, { type ExecutionContext } from 'ava';
 import { sql } from 'kysely';
 import { startTestApp, type TestClient } from '../helpers/app.js';
+import { capturedLogger } from '../helpers/logs.js';
 import { onPostgres } from '../helpers/pg.js';
 import { runCli } from '../helpers/process.js';
 import { listAll, provision, sendMail, sendOn, sendOverConnections } from '../helpers/smtp.js';
@@ -38,12 +39,13 @@ function offsetClock() {
 /** A server with a mailbox, an admin key and the helpers both tests use. */
 async function world(t: ExecutionContext) {
   const clock = offsetClock();
-  const app = await startTestApp(t, { clock });
+  const logs = capturedLogger('info');
+  const app = await startTestApp(t, { clock, logger: logs.logger });
   const { key } = await provision(app, 'aside.test', ['box']);
   const admin = await app.keyFor({ admin: true });
   const env: Record<string, string> = onPostgres ? { MAILSTEAD_DATABASE_URL: app.config.databaseUrl! } : {};
   return {
-    app, key, admin,
+    app, key, admin, logs,
     cli: (...args: string[]) => runCli(app.dataDir, ['set-aside', ...args], env),
     setAside: async () => (await app.get('/v1/ingest/set-aside', admin)).body.data as any[],
     gauge: async () => Number(/^mailstead_ingest_set_aside (\d+)$/m.exec(await (await fetch(`http://127.0.0.1:${app.httpPort}/metrics`)).text())?.[1]),
@@ -56,7 +58,7 @@ async function world(t: ExecutionContext) {
 }
 
 test('a message that always fails to store is set aside while the next 100 are stored; admins list it, the gauge counts it, a retry sends it through once', async (t) => {
-  const { app, key, admin, cli, setAside, gauge, send, until } = await world(t);
+  const { app, key, admin, logs, cli, setAside, gauge, send, until } = await world(t);
   await refusePoison(app);
   t.regex((await send('poison one', 'poison-1')).response, /^250 /);
   await sendOverConnections(app.smtpPort, COUNT, CONNECTIONS, async (c, n) => {
@@ -73,6 +75,10 @@ test('a message that always fails to store is set aside while the next 100 are s
   t.regex(aside.received_at, /^\d{4}-\d\d-\d\dT/);
   t.is((await setAside()).length, 1);
   t.is(await gauge(), 1, 'the gauge counts it');
+  const line = logs.records().find((l) => l.msg?.startsWith('inbound message set aside'))!;
+  t.like(line, { level: 50, inbound_id: aside.id, attempts: 3 });
+  t.regex(line.reason, /poison refused by the test/, 'the log line says why');
+  t.deepEqual((await app.get('/v1/set-aside/inbound', admin)).body.data, [aside], 'listed beside the other queues\' set-aside rows');
   t.is((await app.get('/v1/ingest/set-aside', key)).status, 403, 'not for keys of ordinary tenants');
   t.is((await app.post(`/v1/ingest/set-aside/${aside.id}/retry`, key)).status, 403);
   t.is((await app.del(`/v1/ingest/set-aside/${aside.id}`, key)).status, 403);
@@ -115,5 +121,5 @@ test('discard deletes a set-aside message and its bytes; an id not set aside is 
   const again = await cli('discard', String(aside.id));
   t.is(again.code, 2, 'an id no longer set aside is a usage error');
   t.is(again.stdout, '');
-  t.regex(again.stderr, /no set-aside message/);
+  t.regex(again.stderr, /nothing set aside in inbound with id/);
 });

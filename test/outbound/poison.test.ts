@@ -1,21 +1,19 @@
 import test from 'ava';
 import { createAlias } from '../helpers/mailboxes.js';
 import { startTestApp } from '../helpers/app.js';
+import { capturedLogger } from '../helpers/logs.js';
+import { setAsideOperator } from '../helpers/set-aside.js';
 import { sendMail } from '../helpers/smtp.js';
 import { waitFor } from '../helpers/webhooks.js';
 import { startMxZone } from './mx-zone.js';
 import { ALIAS_DOMAIN, REMOTE_DOMAIN, REMOTE_MX, message, outboundEnv, startScripted, startWorld, waitForItems } from './world.js';
 
 const SENDER = `ann@${REMOTE_DOMAIN}`;
-const metric = async (port: number, name: string) => {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1]);
-};
-
-test('an item whose stored data is bad is tried alone and set aside; the other recipients of its message are delivered at once', async (t) => {
+test('an item whose stored data is bad is tried alone and set aside; the other recipients of its message are delivered at once; the operator retries and discards it', async (t) => {
   const rcpts = ['a', 'b', 'c'].map((l) => `${l}@${REMOTE_DOMAIN}`);
+  const logs = capturedLogger('info');
   // The remote defers everything at first, so the three items of the one message wait in the queue together.
-  const { app, key, sink } = await startWorld(t, { aliases: { [`fwd@${ALIAS_DOMAIN}`]: rcpts }, answer: () => '451 4.3.0 not now' });
+  const { app, key, sink } = await startWorld(t, { aliases: { [`fwd@${ALIAS_DOMAIN}`]: rcpts }, answer: () => '451 4.3.0 not now', logger: logs.logger });
   await sendMail(app.smtpPort, { from: SENDER, to: [`fwd@${ALIAS_DOMAIN}`] }, message(SENDER, `fwd@${ALIAS_DOMAIN}`, 'one bad copy'));
   const waiting = await waitForItems(app, key, (items) => items.length === 3 && items.every((i) => i.status === 'queued' && i.attempts >= 1), 'three items deferred');
   // Bad data in the row that leads its group (the lowest id: a group's message is readied from it).
@@ -37,7 +35,35 @@ test('an item whose stored data is bad is tried alone and set aside; the other r
   // Its sender hears of it (a DSN with the null sender), and the metrics count it.
   const dsn = await waitFor(() => sink.messages.find((m) => m.from === '' && m.to.includes(SENDER)), 'the DSN', 45_000);
   t.regex(dsn!.raw.toString('latin1'), /Status: 5\.3\.0/);
-  t.is(await metric(app.httpPort, 'mailstead_outbound_set_aside'), 1);
+  const op = await setAsideOperator(app, 'outbound', 'mailstead_outbound_set_aside');
+  t.is(await op.gauge(), 1);
+
+  // The operator sees it: a log line with the reason, and the admin list (not the tenants').
+  const line = logs.records().find((l) => /set aside as failed$/.test(l.msg ?? ''))!;
+  t.deepEqual(line.items, [bad]);
+  t.regex(line.err.message, /JSON/);
+  t.is((await app.get(op.path, key)).status, 403);
+  const [listed] = await op.list();
+  t.like(listed, { id: bad, kind: 'forward', rcpt_to: badRcpt, attempts: failed.attempts });
+  t.regex(listed.reason, /^554 5\.3\.0 set aside/);
+  // A retry through the API gives it the worker's tries again; its data still bad, it is set aside again.
+  t.is((await app.post(`${op.path}/${bad}/retry`, op.admin)).status, 200);
+  await waitForItems(app, key, (list) => {
+    const i = list.find((x) => x.id === bad);
+    return i?.status === 'failed' && i.attempts > failed.attempts;
+  }, 'the retried item set aside again');
+  t.false(sink.messages.some((m) => m.from !== '' && m.to.includes(badRcpt)), 'still never sent');
+  t.is(sink.messages.filter((m) => m.from === '' && m.to.includes(SENDER)).length, 1, 'no second DSN');
+  // A discard from the CLI deletes it.
+  const cliList = await op.cli('list');
+  t.is(cliList.code, 0, cliList.stderr);
+  t.deepEqual(JSON.parse(cliList.stdout).map((i: any) => i.id), [bad]);
+  const discarded = await op.cli('discard', String(bad));
+  t.is(discarded.code, 0, discarded.stderr);
+  t.is(discarded.stdout, 'discarded\n');
+  t.is((await app.get(`/v1/outbound/${bad}`, key)).status, 404);
+  t.deepEqual(await op.list(), []);
+  t.is(await op.gauge(), 0);
 });
 
 test('a remote whose reply carries NUL bytes gets the message once: the reply is stored as U+FFFD', async (t) => {

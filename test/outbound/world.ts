@@ -6,6 +6,7 @@ import { createAlias, createMailbox } from '../helpers/mailboxes.js';
 import { certificate } from '../helpers/smtp.js';
 import { waitFor } from '../helpers/webhooks.js';
 import type { OutboundTesting } from '../../src/outbound/index.js';
+import type { Logger } from '../../src/logger.js';
 import { startMxZone, type MxZone } from './mx-zone.js';
 
 /** One message a sink took. */
@@ -91,7 +92,7 @@ export const outboundEnv = (zone: MxZone, port: number, retry = '1') => ({
  */
 export async function startWorld(t: ExecutionContext, o: {
   answer?: RcptAnswer; env?: Record<string, string>; testing?: OutboundTesting; sinkTls?: { key: string; cert: string } | false;
-  aliases?: Record<string, string[]>; mailboxes?: string[];
+  aliases?: Record<string, string[]>; mailboxes?: string[]; logger?: Logger;
 } = {}) {
   const zone = await startMxZone(t);
   const sink = await startSink(t, { answer: o.answer, tls: o.sinkTls });
@@ -99,7 +100,7 @@ export async function startWorld(t: ExecutionContext, o: {
   zone.a(REMOTE_MX, '127.0.0.1');
   const app: TestClient = await startTestApp(t, {
     env: { ...outboundEnv(zone, sink.port), ...o.env },
-    outboundTesting: { timeoutMs: 10_000, pollMs: 100, ...o.testing },
+    outboundTesting: { timeoutMs: 10_000, pollMs: 100, ...o.testing }, logger: o.logger,
   });
   const tenant = await app.tenant();
   const key = await app.keyFor({ tenant });

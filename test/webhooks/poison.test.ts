@@ -1,18 +1,20 @@
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { sql } from 'kysely';
 import { startTestApp } from '../helpers/app.js';
+import { capturedLogger } from '../helpers/logs.js';
+import { setAsideOperator } from '../helpers/set-aside.js';
 import { onPostgres } from '../helpers/pg.js';
 import { deliver, makeInbox } from '../helpers/emails.js';
 import { createWebhook, PRIVATE_HOOKS, startReceiver, waitFor } from '../helpers/webhooks.js';
 
-const metric = async (port: number, name: string) => {
-  const text = await (await fetch(`http://127.0.0.1:${port}/metrics`)).text();
-  return Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(text)?.[1]);
-};
-
-test('a delivery whose stored row is bad is retried alone, then set aside, while the other deliveries go out', async (t) => {
-  const app = await startTestApp(t, { env: PRIVATE_HOOKS });
-  // The first request is refused, so that delivery waits in the queue for its retry.
+/**
+ * A delivery whose stored row is bad (an event type no receiver may be sent) among five good ones,
+ * left to be set aside: the receiver refuses the first request, so that delivery waits in the queue
+ * for its retry, and its row is spoilt meanwhile.
+ */
+async function spoiltDelivery(t: ExecutionContext) {
+  const logs = capturedLogger('info');
+  const app = await startTestApp(t, { env: PRIVATE_HOOKS, logger: logs.logger });
   const receiver = await startReceiver(t, { script: [{ status: 500 }] });
   const box = await makeInbox(app);
   const hook = await createWebhook(app, box.key, { url: receiver.url, events: ['email.received'] });
@@ -23,7 +25,6 @@ test('a delivery whose stored row is bad is retried alone, then set aside, while
     const r = await rows();
     return r.length === 1 && r[0]!.status === 'queued' && r[0]!.attempts === 1 ? r : null;
   }, 'the first delivery waiting for its retry', 30_000))!;
-  // Bad data in the row itself: an event type no receiver may be sent.
   await app.app.db.updateTable('webhook_deliveries').set({ event_type: 'email.exploded\r\nx-injected: 1' }).where('id', '=', first!.id).execute();
 
   for (let i = 0; i < 5; i++) await deliver(app, box.key, box.address);
@@ -32,16 +33,60 @@ test('a delivery whose stored row is bad is retried alone, then set aside, while
     const r = (await rows()).find((d) => d.id === first!.id)!;
     return r.status === 'failed' ? r : null;
   }, 'the bad delivery set aside', 30_000))!;
-  t.is(bad.next_attempt_at, null);
+  const op = await setAsideOperator(app, 'webhooks', 'mailstead_webhook_deliveries_set_aside');
+  return { app, logs, receiver, box, hook, rows, bad, op };
+}
 
+test('a delivery whose stored row is bad is retried alone, then set aside, while the other deliveries go out; once mended, a retry sends it', async (t) => {
+  const { app, logs, receiver, box, hook, rows, bad, op } = await spoiltDelivery(t);
+  t.is(bad.next_attempt_at, null);
   const all = await rows();
-  t.deepEqual(all.filter((d) => d.id !== first!.id).map((d) => d.status), ['delivered', 'delivered', 'delivered', 'delivered', 'delivered']);
+  t.deepEqual(all.filter((d) => d.id !== bad.id).map((d) => d.status), ['delivered', 'delivered', 'delivered', 'delivered', 'delivered']);
   // The receiver never saw the bad row; its log tells why it was set aside, after its few tries.
   t.true(receiver.requests.every((r) => r.headers['x-webhook-event'] === 'email.received'));
-  const attempts = await app.app.db.selectFrom('webhook_attempts').select(['error']).where('delivery_id', '=', first!.id).orderBy('id').execute();
+  const attempts = await app.app.db.selectFrom('webhook_attempts').select(['error']).where('delivery_id', '=', bad.id).orderBy('id').execute();
   t.regex(attempts.at(-1)!.error!, /^set aside: unknown event type/);
   t.is(attempts.filter((a) => a.error?.startsWith('local error: ')).length, 2);
-  t.is(await metric(app.httpPort, 'mailstead_webhook_deliveries_set_aside'), 1);
+  t.is(await op.gauge(), 1);
+
+  // The operator sees it: a log line with the reason, and the admin list (not the tenants').
+  const line = logs.records().find((l) => l.msg === 'webhook deliveries that could not be sent were set aside (failed)')!;
+  t.is(line.set_aside.length, 1);
+  t.is(line.set_aside[0].delivery_id, bad.id);
+  t.regex(line.set_aside[0].reason, /unknown event type/);
+  t.is((await app.get(op.path, box.key)).status, 403);
+  const [listed] = await op.list();
+  t.like(listed, { id: bad.id, webhook_id: hook.id, email_id: bad.email_id, attempts: bad.attempts });
+  t.regex(listed.reason, /^set aside: unknown event type/);
+  const cliList = await op.cli('list');
+  t.is(cliList.code, 0, cliList.stderr);
+  t.deepEqual(JSON.parse(cliList.stdout).map((d: any) => d.id), [bad.id]);
+
+  // Its row mended, a retry from the CLI sends it (the engine hears of it by NOTIFY on PostgreSQL,
+  // at its minute look at the queue on SQLite).
+  await app.app.db.updateTable('webhook_deliveries').set({ event_type: 'email.received' }).where('id', '=', bad.id).execute();
+  const retried = await op.cli('retry', String(bad.id));
+  t.is(retried.code, 0, retried.stderr);
+  t.is(retried.stdout, 'queued\n');
+  if (!onPostgres) await app.app.cron.run('webhooks.sweep');
+  await receiver.waitForCount(7, 30_000);
+  await waitFor(async () => (await rows()).find((d) => d.id === bad.id)!.status === 'delivered', 'the retried delivery delivered', 30_000);
+  t.deepEqual(await op.list(), []);
+  t.is(await op.gauge(), 0);
+  t.is((await app.post(`${op.path}/${bad.id}/retry`, op.admin)).status, 404, 'no longer set aside');
+});
+
+test('an administrator discards a set-aside delivery with its attempt log', async (t) => {
+  const { app, box, rows, bad, op } = await spoiltDelivery(t);
+  t.is((await app.del(`${op.path}/${bad.id}`, box.key)).status, 403);
+  t.is((await app.del(`${op.path}/${bad.id}`, op.admin)).status, 200);
+  t.false((await rows()).some((d) => d.id === bad.id));
+  t.is((await app.app.db.selectFrom('webhook_attempts').select('id').where('delivery_id', '=', bad.id).execute()).length, 0);
+  t.is(await op.gauge(), 0);
+  t.is((await app.del(`${op.path}/${bad.id}`, op.admin)).status, 404);
+  const again = await op.cli('discard', String(bad.id));
+  t.is(again.code, 2);
+  t.regex(again.stderr, /nothing set aside in webhooks with id/);
 });
 
 test('a receiver answering with NUL bytes is logged and retried alone; another webhook of the same events is served', async (t) => {

@@ -4,7 +4,8 @@ import type { NodeSession } from '../../db/pg-session.js';
 import type { TaskClaims } from '../ports.js';
 import { createTaskStore, type TaskRow } from '../store.js';
 
-const CHANNEL = 'mailstead_tasks';
+/** The NOTIFY channel that wakes every node's task queue. */
+export const TASKS_CHANNEL = 'mailstead_tasks';
 /** The first key of the advisory locks that mark a task as running on a live node. */
 const LOCK_CLASS = 0x7461736b; // 'task'
 
@@ -21,9 +22,9 @@ export function postgresClaims(db: Db, session: NodeSession): TaskClaims {
   const lockKey = (id: number) => id % 2_147_483_647; // the two-key form takes int4 keys
   return {
     async afterEnqueue(trx) {
-      await sql`SELECT pg_notify(${CHANNEL}, '')`.execute(trx);
+      await sql`SELECT pg_notify(${TASKS_CHANNEL}, '')`.execute(trx);
     },
-    listen: (wake) => session.listen(CHANNEL, wake),
+    listen: (wake) => session.listen(TASKS_CHANNEL, wake),
     async claimNext(now, kinds) {
       const { rows } = await session.query<TaskRow>(`
         WITH next AS (

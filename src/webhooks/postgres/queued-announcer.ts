@@ -5,7 +5,7 @@ import type { QueuedHint } from '../event-types.js';
 import type { QueuedAnnouncer } from '../ports.js';
 
 /** The channel of "deliveries were queued for these webhooks" on PostgreSQL. */
-const QUEUED_CHANNEL = 'mailstead_webhooks';
+export const QUEUED_CHANNEL = 'mailstead_webhooks';
 /** Longest payload sent (PostgreSQL takes up to 8000 bytes); a longer list is sent empty: look at every webhook. */
 const MAX_PAYLOAD = 7000;
 
