@@ -1,5 +1,6 @@
 import test from 'ava';
 import { ImapFlow } from 'imapflow';
+import { capturedLogger } from '../helpers/logs.js';
 import { sendMail } from '../helpers/smtp.js';
 import { inboundBody, waitForEmails } from '../helpers/emails.js';
 import { ALIAS_DOMAIN, REMOTE_DOMAIN, message, startWorld } from '../outbound/world.js';
@@ -17,7 +18,9 @@ if header :contains "subject" "both" { fileinto :copy :flags "\\\\Flagged" "Repo
 `;
 
 async function withScript(t: any, script = SCRIPT) {
-  const world = await startWorld(t, { mailboxes: ['ann'], aliases: {}, env: { MAILSTEAD_LOG_LEVEL: process.env.SIEVE_LOG ?? 'silent' } });
+  // Warnings and errors are kept, so a failing assertion can show what the server said (a script error keeps mail in INBOX).
+  const logs = capturedLogger('warn');
+  const world = { ...(await startWorld(t, { mailboxes: ['ann'], aliases: {}, logger: logs.logger })), logs };
   const r = await world.app.request('PUT', `/v1/mailboxes/${encodeURIComponent(BOX)}/sieve/main`, { key: world.key, body: { script, active: true } });
   if (r.status !== 200) throw new Error(`PUT script: ${r.status} ${JSON.stringify(r.body)}`);
   return world;
@@ -26,7 +29,7 @@ async function withScript(t: any, script = SCRIPT) {
 const send = (port: number, to: string, subject: string, from = SENDER) => sendMail(port, { from, to: [to] }, message(from, to, subject));
 
 test('SMTP delivery through the active script: fileinto :create with flags, fileinto :copy beside keep, discard, subaddress detail, missing folder to INBOX, \\Seen', async (t) => {
-  const { app, key } = await withScript(t);
+  const { app, key, logs } = await withScript(t);
   await send(app.smtpPort, BOX, 'monthly report');
   await send(app.smtpPort, BOX, 'noise');
   await send(app.smtpPort, `ann+news@${ALIAS_DOMAIN}`, 'newsletter');
@@ -37,11 +40,11 @@ test('SMTP delivery through the active script: fileinto :create with flags, file
 
   // INBOX: the missing-folder one, the read one and the last (sent last, stored last: the others are stored by then).
   const inbox = await waitForEmails(app, key, 4);
-  t.deepEqual(inbox.map((e: any) => e.subject).sort(), ['already read', 'both places', 'missing folder', 'plain last']);
+  t.deepEqual(inbox.map((e: any) => e.subject).sort(), ['already read', 'both places', 'missing folder', 'plain last'], logs.text());
   t.true(inbox.find((e: any) => e.subject === 'already read').is_read);
   t.false(inbox.find((e: any) => e.subject === 'plain last').is_read);
   const reports = (await app.get('/v1/emails?folder=Reports', key)).body.data;
-  t.deepEqual(reports.map((e: any) => e.subject).sort(), ['both places', 'monthly report']);
+  t.deepEqual(reports.map((e: any) => e.subject).sort(), ['both places', 'monthly report'], logs.text());
   const news = (await app.get('/v1/emails?folder=News', key)).body.data;
   t.deepEqual(news.map((e: any) => [e.subject, e.to_email]), [['newsletter', `ann+news@${ALIAS_DOMAIN}`]]);
   const all = await app.app.db.selectFrom('emails').select('subject').execute();
