@@ -136,7 +136,7 @@ export async function createApp({ config, clock = systemClock, logger = createLo
   const training = createSpamTraining({ clock, logger });
   if (config.spamFilter === 'rspamd') training.add(rspamdSpamTrainer(createRspamdTrainer(config), (tenantId, id) => emails.files.rawBytes(tenantId, id)));
   const imap = installImap(core, { emails, tls, training });
-  const spam = installSpam(core, { emails, messages: imap.messages, training });
+  const spam = installSpam(core, { emails, messages: imap.messages, training, mailboxes });
   const submission = installSubmission(core, { resolve: bounces.resolve, emails, folders: imap.messages, outbound, tls });
   const managesieve = installManageSieve(core, { tls, scripts: sieve.scripts }); // RFC 5804 (DECISIONS.md section 19)
   const imports = installImport(core, { messages: imap.messages }); // import and export (DECISIONS.md section 20)

@@ -93,6 +93,7 @@ export default {
     'test/spam/fuzz.test.ts', // hostile mail through the tokeniser and a trained model (issue 41)
     'test/spam/batch.test.ts', // the classify step given a whole batch of several tenants' mail
     'test/spam/token-cache.test.ts', // token counts kept between batches, checked by the model's version
+    'test/spam/model-store.test.ts', // a deleted mailbox's own model is forgotten, its tenant's kept
     'test/smtp/large-attachment.test.ts',
     'test/smtp/protocol.test.ts',
     'test/smtp/shutdown.test.ts',

@@ -1,10 +1,12 @@
 import type { Core } from '../core.js';
 import type { Emails } from '../emails/index.js';
+import type { Mailboxes } from '../mailboxes/index.js';
 import type { FolderMessages } from '../emails/folders/index.js';
 import { emailParams, type EmailParams } from '../emails/schemas.js';
 import { notFound } from '../errors.js';
 import { createJudgement, expiredJunk } from './judgement.js';
 import { spamLists } from './lists.js';
+import { spamModelStore } from './model-store.js';
 import { listEntryBody, listEntryParams, type ListEntryBody, type ListEntryParams } from './schemas.js';
 import type { SpamTraining } from './training.js';
 
@@ -17,9 +19,11 @@ const RETENTION_BATCH = 500;
  * allow and block lists, and junk retention. Verdicts themselves are given in delivery's classify
  * step (filing.ts, called from ingest/commits.ts) and training at the storage layer.
  */
-export function installSpam(core: Core, deps: { emails: Emails; messages: FolderMessages; training: SpamTraining }) {
+export function installSpam(core: Core, deps: { emails: Emails; messages: FolderMessages; training: SpamTraining; mailboxes: Pick<Mailboxes, 'onMailboxesDeleted'> }) {
   const retentionDays = core.config.junkRetentionDays;
   const { db, registry, clock } = core;
+  // A deleted mailbox's own model goes with it (its lists, training log and known correspondents cascade).
+  deps.mailboxes.onMailboxesDeleted((trx, ids) => spamModelStore.forgetMailboxes(trx, ids));
   const judgement = createJudgement({ db, messages: deps.messages, training: deps.training, now: () => clock.now() });
 
   for (const [path, run, summary] of [

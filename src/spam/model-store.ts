@@ -60,6 +60,23 @@ export const spamModelStore = {
         version = spam_totals.version + 1`.execute(db);
   },
 
+  /**
+   * Forgets the own models of mailboxes being deleted (what they taught their tenant's model
+   * stays). The totals row stays, emptied, with its version raised: SQLite may give a later
+   * mailbox the same id, and its model must start empty and never match counts a classifying
+   * thread kept for the old one at the same version (token-cache.ts).
+   */
+  async forgetMailboxes(db: Kysely<any>, mailboxIds: readonly number[]): Promise<void> {
+    if (mailboxIds.length === 0) return;
+    // spam_totals has one row per model: read by mailbox whole; spam_tokens then by its key's prefix.
+    const models = await sql<{ tenant_id: number; mailbox_id: number }>`SELECT tenant_id, mailbox_id FROM spam_totals
+      WHERE mailbox_id IN ${intList(db, mailboxIds.filter((id) => id !== TENANT_MODEL))}`.execute(db);
+    for (const m of models.rows) {
+      await sql`DELETE FROM spam_tokens WHERE tenant_id = ${m.tenant_id} AND mailbox_id = ${m.mailbox_id}`.execute(db);
+      await sql`UPDATE spam_totals SET spam = 0, ham = 0, version = version + 1 WHERE tenant_id = ${m.tenant_id} AND mailbox_id = ${m.mailbox_id}`.execute(db);
+    }
+  },
+
   /** What each of `messageIds` contributed to a mailbox's models so far ('spam' or 'ham'; absent: nothing). */
   async trainedAsMany(db: Kysely<any>, mailboxId: number, messageIds: string[]): Promise<Map<string, 'spam' | 'ham'>> {
     if (messageIds.length === 0) return new Map();
