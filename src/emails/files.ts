@@ -53,12 +53,11 @@ export function createEmailFiles({ db, store, blobs, signer, clock, publicUrl }:
      * API mail rendered from its stored fields and attachments.
      */
     async raw(tenantId: number, id: number): Promise<{ body: Buffer | Readable; size?: number }> {
-      const e = await store.get(db, tenantId, id);
-      if (!e) throw notFound('Email not found');
-      if (e.inbound_id !== null) {
-        const src = await store.rawSource(db, e.inbound_id);
+      const src = await store.rawOf(db, tenantId, id);
+      if (!src) throw notFound('Email not found');
+      if (src.inbound_id !== null) {
         // A classified copy is read with the spam filter's trace header in front (src/spam/header.ts).
-        const spam = await verdictOfEmail(db, e.id);
+        const spam = await verdictOfEmail(db, id);
         if (src?.raw) {
           const body = spam ? rewriteRaw(src.raw, spam) : src.raw;
           return { body, size: body.length };
@@ -84,6 +83,8 @@ export function createEmailFiles({ db, store, blobs, signer, clock, publicUrl }:
       }
       // API and APPENDed mail: the bytes kept at first rendering (or given by APPEND), so they never
       // change; a classified copy is read with the trace header in front, as SMTP mail is.
+      const e = await store.get(db, tenantId, id);
+      if (!e) throw notFound('Email not found');
       const spam = await verdictOfEmail(db, e.id);
       const kept = await stableRaw(e, spam);
       const body = spam ? rewriteRaw(kept, spam) : kept;

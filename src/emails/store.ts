@@ -74,9 +74,14 @@ export function createEmailStore(backend?: Backend) {
         .where('id', '=', id).where('deleted_at', 'is', null).executeTakeFirst()
         .then((r) => Number(r.numUpdatedRows) === 1),
 
-    /** The raw source of an email that came over SMTP. */
-    rawSource: (db: Db, inboundId: number) =>
-      db.selectFrom('inbound').select(['raw', 'raw_path']).where('id', '=', inboundId).executeTakeFirst(),
+    /**
+     * What reading an email's bytes starts from, without its bodies (IMAP FETCH reads thousands in
+     * a row): the inbound row it came from and that row's bytes or file; undefined when no such email.
+     */
+    rawOf: (db: Db, tenantId: number, id: number) =>
+      db.selectFrom('emails as e').innerJoin('email_contents as c', 'c.email_id', 'e.id').leftJoin('inbound as i', 'i.id', 'c.inbound_id')
+        .select(['c.inbound_id', 'i.raw', 'i.raw_path'])
+        .where('e.id', '=', id).where('e.tenant_id', '=', tenantId).where('e.deleted_at', 'is', null).executeTakeFirst(),
 
     /** Ids of the emails stored in these mailboxes. */
     idsInMailboxes: (db: Db, mailboxIds: number[]) =>
