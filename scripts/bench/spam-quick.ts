@@ -9,7 +9,7 @@ import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { combine, type Counts } from '../../src/spam/chi2.js';
 import { SPAM_CUTOFF } from '../../src/spam/classify.js';
-import { featureIds } from '../../src/spam/tokens.js';
+import { classifyIds, featureIds } from '../../src/spam/tokens.js';
 import { loadCorpus, type CorpusMessage, type Group } from './spam-corpus.js';
 
 const { values } = parseArgs({ options: { folds: { type: 'string' }, cutoff: { type: 'string' } } });
@@ -19,6 +19,7 @@ const cache = `/tmp/spam-corpus-${FOLDS}.json`;
 const corpus: CorpusMessage[] = existsSync(cache) ? JSON.parse(readFileSync(cache, 'utf8')) : await loadCorpus(FOLDS);
 if (!existsSync(cache)) writeFileSync(cache, JSON.stringify(corpus));
 const ids = corpus.map((m) => featureIds(m));
+const classified = corpus.map((m) => classifyIds(m));
 const tally = new Map<number, Record<Group, { n: number; junk: number }>>();
 for (const c of cutoffs) tally.set(c, { 'easy-ham': { n: 0, junk: 0 }, 'hard-ham': { n: 0, junk: 0 }, spam: { n: 0, junk: 0 } });
 const misfiled: string[] = [];
@@ -35,7 +36,7 @@ for (let f = 0; f < FOLDS; f++) {
   corpus.forEach((m, i) => {
     if (m.fold !== f) return;
     const list: Counts[] = [];
-    for (const t of ids[i]) { const c = model.get(t); if (c) list.push(c); }
+    for (const t of classified[i]) { const c = model.get(t); if (c) list.push(c); }
     const { probability } = combine(list, spam, ham);
     for (const c of cutoffs) {
       const t = tally.get(c)![m.group];

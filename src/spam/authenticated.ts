@@ -26,6 +26,9 @@ export function fromAuthenticates(auth: AuthResults | null, fromEmail: string): 
   return false;
 }
 
+/** Whether authentication says the From address is forged: its domain publishes DMARC and the message fails it. */
+export const fromForged = (auth: AuthResults | null): boolean => auth?.dmarc?.result === 'fail';
+
 /** DMARC failed under a quarantine policy (the message is junk, reason DMARC_QUARANTINE). */
 export function dmarcQuarantine(auth: AuthResults | null): boolean {
   return auth?.dmarc?.result === 'fail' && String(auth.dmarc.policy ?? '').toLowerCase() === 'quarantine';

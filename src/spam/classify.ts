@@ -1,11 +1,11 @@
 import type { Kysely } from 'kysely';
 import type { AuthResults } from '../inbound/types.js';
-import { dmarcQuarantine, fromAuthenticates } from './authenticated.js';
+import { dmarcQuarantine, fromAuthenticates, fromForged } from './authenticated.js';
 import { combineCounts } from './chi2.js';
 import { spamModelStore, TENANT_MODEL, type ModelTotals } from './model-store.js';
 import type { TokenCache } from './token-cache.js';
 import { TokenTable } from './token-table.js';
-import { featureIds, type TokenSource } from './tokens.js';
+import { classifyIds, type TokenSource } from './tokens.js';
 import type { SpamReason, SpamVerdict } from '../inbound/spam-verdict.js';
 
 /** Score at which a message is junk (SpamAssassin's scale, so the trace header reads as usual). */
@@ -106,7 +106,7 @@ function bayesReason(probability: number, clues: number, model: { model: number;
 export async function classifyBuiltin(db: Kysely<any>, candidates: Candidate[], senderRules?: SenderRules, cache?: TokenCache): Promise<SpamVerdict[]> {
   if (candidates.length === 0) return [];
   const models = await modelsOf(db, candidates);
-  const tokens = candidates.map((c, i) => (models[i] ? featureIds(c) : []));
+  const tokens = candidates.map((c, i) => (models[i] ? classifyIds(c, !fromForged(c.auth)) : []));
   // Per model of the batch: its kept counts (or fresh ones without a cache), then one read of the tokens missing from them.
   const tables = new Map<string, { table: TokenTable; tenantId: number; model: number; missing: Set<number> }>();
   const tableOf = (i: number) => {

@@ -82,7 +82,7 @@ test('a mailbox trained over IMAP (spam moved into Junk; ham moved into Junk and
     junk.release();
   }
 
-  // spam-13 trains rather than tests: 21 features against 12 + 12 trained messages leave the model unsure (0.8, under the 0.99 cutoff), which is ham.
+  // spam-13 trains rather than tests: 21 features against 12 + 12 trained messages leave the model unsure (under the spam cutoff), which is ham.
   const fresh = [...corpus('ham', 13, 16), ...corpus('spam', 14, 16)];
   const stored = await deliverAll(app, key, 'bob@train.test', fresh);
   const wrong = fresh.map((m) => ({ m, e: stored.get(m.messageId) }))
