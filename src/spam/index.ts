@@ -1,6 +1,6 @@
 import type { Core } from '../core.js';
+import type { Db } from '../db/connection.js';
 import type { Emails } from '../emails/index.js';
-import type { Mailboxes } from '../mailboxes/index.js';
 import type { FolderMessages } from '../emails/folders/index.js';
 import { emailParams, type EmailParams } from '../emails/schemas.js';
 import { notFound } from '../errors.js';
@@ -19,7 +19,7 @@ const RETENTION_BATCH = 500;
  * allow and block lists, and junk retention. Verdicts themselves are given in delivery's classify
  * step (filing.ts, called from ingest/commits.ts) and training at the storage layer.
  */
-export function installSpam(core: Core, deps: { emails: Emails; messages: FolderMessages; training: SpamTraining; mailboxes: Pick<Mailboxes, 'onMailboxesDeleted'> }) {
+export function installSpam(core: Core, deps: { emails: Emails; messages: FolderMessages; training: SpamTraining; mailboxes: { onMailboxesDeleted(fn: (trx: Db, ids: number[]) => Promise<void>): void } }) {
   const retentionDays = core.config.junkRetentionDays;
   const { db, registry, clock } = core;
   // A deleted mailbox's own model goes with it (its lists, training log and known correspondents cascade).
