@@ -52,8 +52,11 @@ test('webhooks: the secret is shown once, toggle, rotate, delivery log and repla
   t.not(second, secret);
 
   await page.getByRole('button', { name: `Deactivate webhook ${hook.id}` }).click();
+  await page.getByText(`Webhook ${hook.id} deactivated.`).waitFor();
   await page.getByRole('button', { name: `Activate webhook ${hook.id}` }).waitFor();
-  t.false((await app.get('/v1/webhooks', inbox.key)).body.data[0].is_active);
+  // What the page said, should the server disagree (a second toggle would say "activated").
+  const said = await page.getByRole('status').allInnerTexts();
+  t.false((await app.get('/v1/webhooks', inbox.key)).body.data[0].is_active, said.join(' | '));
 
   await page.getByRole('button', { name: `Delete webhook ${hook.id}` }).click();
   await page.getByText('No webhooks yet.').waitFor();
