@@ -83,10 +83,8 @@ export function createEmailFiles({ db, store, blobs, signer, clock, publicUrl }:
       }
       // API and APPENDed mail: the bytes kept at first rendering (or given by APPEND), so they never
       // change; a classified copy is read with the trace header in front, as SMTP mail is.
-      const e = await store.get(db, tenantId, id);
-      if (!e) throw notFound('Email not found');
-      const spam = await verdictOfEmail(db, e.id);
-      const kept = await stableRaw(e, spam);
+      const spam = await verdictOfEmail(db, id);
+      const kept = await stableRaw(tenantId, id, spam);
       const body = spam ? rewriteRaw(kept, spam) : kept;
       return { body, size: body.length };
     },
@@ -105,9 +103,12 @@ export function createEmailFiles({ db, store, blobs, signer, clock, publicUrl }:
    * The kept bytes of mail without SMTP bytes; rendered and kept on first use (the first kept wins a
    * race), with IMAP's summary of them, so FETCH reads it instead of parsing the bytes.
    */
-  async function stableRaw(e: NonNullable<Awaited<ReturnType<EmailStore['get']>>>, spam: SpamVerdict | null): Promise<Buffer> {
-    const kept = await db.selectFrom('email_raw').select('raw').where('email_id', '=', e.id).executeTakeFirst();
+  async function stableRaw(tenantId: number, id: number, spam: SpamVerdict | null): Promise<Buffer> {
+    const kept = await db.selectFrom('email_raw').select('raw').where('email_id', '=', id).executeTakeFirst();
     if (kept) return kept.raw;
+    // The email's fields only for its first rendering.
+    const e = await store.get(db, tenantId, id);
+    if (!e) throw notFound('Email not found');
     const rendered = await render(e);
     await db.insertInto('email_raw').values({ email_id: e.id, raw: rendered }).onConflict((oc) => oc.column('email_id').doNothing()).execute();
     const now = (await db.selectFrom('email_raw').select('raw').where('email_id', '=', e.id).executeTakeFirst())?.raw ?? rendered;
